@@ -1,0 +1,33 @@
+export { runServer, integerFlag, helpText, UsageError, type FlagSpec, type FlagValues, type PreparedServer, type ServerCliSpec } from './cli.js';
+export { SuiteServer, type SuiteServerOptions } from './server.js';
+export {
+  ToolError,
+  errorResult,
+  describeZodError,
+  type ToolAnnotations,
+  type ToolDefinition,
+  type ToolReply,
+  type ToolErrorKind,
+  type RequestContext,
+  type ClientFeatures,
+  type ContentBlock,
+  type CallToolResult,
+} from './tools.js';
+export type {
+  ResourceContents,
+  ResourceDefinition,
+  ResourceTemplateDefinition,
+  ResourceListing,
+  TemplateVariables,
+  PromptDefinition,
+  PromptMessage,
+  Completer,
+} from './resources.js';
+export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './roots.js';
+export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './paths.js';
+export { ChangeHub, type ChangeSource, type ChangeSink, type ChangeHubOptions } from './subscriptions.js';
+export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
+export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
+export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
+export { ProtocolError } from './protocol-errors.js';
+export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory } from './transport.js';

@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+
+/** MCP log levels, in increasing severity (RFC 5424 names, as the spec uses them). */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export function isLogLevel(value: string): value is LogLevel {
+  return (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+function severity(level: LogLevel): number {
+  return LOG_LEVELS.indexOf(level);
+}
+
+/** Where a logger sends MCP `notifications/message`; set per session by the server. */
+export type ProtocolLogSink = (level: LogLevel, logger: string, data: unknown) => void;
+
+/**
+ * Logs go to two places: stderr (for whoever runs the process; stdout belongs to the protocol)
+ * and, when a session is attached, to the client as `notifications/message`, filtered by the
+ * level the client chose with `logging/setLevel` (the SDK keeps that per session).
+ */
+export class Logger {
+  private static stderrLevel: LogLevel = (() => {
+    const env = process.env.SUITE_LOG_LEVEL;
+    return env && isLogLevel(env) ? env : 'warning';
+  })();
+
+  static setStderrLevel(level: LogLevel): void {
+    Logger.stderrLevel = level;
+  }
+
+  static getStderrLevel(): LogLevel {
+    return Logger.stderrLevel;
+  }
+
+  constructor(
+    readonly name: string,
+    private sink?: ProtocolLogSink,
+  ) {}
+
+  child(name: string): Logger {
+    return new Logger(`${this.name}:${name}`, this.sink);
+  }
+
+  attach(sink: ProtocolLogSink | undefined): void {
+    this.sink = sink;
+  }
+
+  log(level: LogLevel, message: string, data?: Record<string, unknown>): void {
+    if (severity(level) >= severity(Logger.stderrLevel)) {
+      const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : '';
+      process.stderr.write(`[${this.name}] ${level}: ${message}${suffix}\n`);
+    }
+    try {
+      this.sink?.(level, this.name, data ? { message, ...data } : message);
+    } catch {
+      // A closed session must not turn a log line into a crash.
+    }
+  }
+
+  debug(message: string, data?: Record<string, unknown>): void {
+    this.log('debug', message, data);
+  }
+  info(message: string, data?: Record<string, unknown>): void {
+    this.log('info', message, data);
+  }
+  warning(message: string, data?: Record<string, unknown>): void {
+    this.log('warning', message, data);
+  }
+  error(message: string, data?: Record<string, unknown>): void {
+    this.log('error', message, data);
+  }
+
+  /**
+   * Writes to stderr only. For details that must never reach the client (stack traces of
+   * unexpected errors, host paths).
+   */
+  private(level: LogLevel, message: string, data?: Record<string, unknown>): void {
+    if (severity(level) >= severity(Logger.stderrLevel)) {
+      const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : '';
+      process.stderr.write(`[${this.name}] ${level}: ${message}${suffix}\n`);
+    }
+  }
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** A short id that ties a generic message shown to the client to the detail in the log. */
+export function newErrorId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/**
+ * In stdio mode stdout carries JSON-RPC and nothing else. A stray console.log from a dependency
+ * would corrupt the stream, so console output is redirected to stderr.
+ */
+export function guardStdout(): void {
+  const toStderr = (...args: unknown[]): void => {
+    process.stderr.write(args.map((a) => (typeof a === 'string' ? a : safeJson(a))).join(' ') + '\n');
+  };
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+}

@@ -1,0 +1,225 @@
+import { constants, promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { ToolError } from './tools.js';
+
+/** Separator-aware containment: `/a/bc` is not inside `/a/b`. */
+export function isInside(child: string, parent: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
+  return child.startsWith(prefix);
+}
+
+const MAX_LINK_HOPS = 40;
+
+export interface ResolvedPath {
+  /** The real path (symlinks resolved); for a path that does not exist, its would-be real path. */
+  real: string;
+  exists: boolean;
+}
+
+/**
+ * Decides whether a path a user gave may be touched, given the effective roots.
+ *
+ * Order: validate the text, resolve it lexically, require the lexical path to be inside a root,
+ * then resolve every symlink (through the nearest existing ancestor for a path that does not exist
+ * yet, following dangling links to where they would create a file) and require the real path to
+ * be inside a root too. Errors only ever repeat the path the user gave.
+ */
+export class PathGuard {
+  private readonly realRoots: string[];
+
+  /**
+   * @param roots real paths of the allowed directories (as RootsManager produces them)
+   * @param aliases other spellings of the same roots (as typed on the command line), so that
+   *   `/tmp/x` still works where /tmp is a symlink
+   */
+  constructor(roots: readonly string[], aliases: readonly string[] = []) {
+    this.realRoots = [...roots];
+    this.lexicalRoots = [...new Set([...roots, ...aliases.map((a) => path.resolve(a))])];
+  }
+
+  private readonly lexicalRoots: string[];
+
+  get directories(): readonly string[] {
+    return this.realRoots;
+  }
+
+  /** True when a real path lies inside one of the roots. */
+  contains(realPath: string): boolean {
+    return this.realRoots.some((root) => isInside(realPath, root));
+  }
+
+  /** Checks the text of a path and makes it absolute (relative paths resolve against the first root). */
+  normalize(userPath: string): string {
+    if (typeof userPath !== 'string' || userPath.length === 0) throw ToolError.invalidArgument('A path is required.');
+    if (userPath.includes('\0')) throw ToolError.invalidArgument('Invalid path: it contains a NUL byte.');
+    if (/[\r\n]/.test(userPath)) throw ToolError.invalidArgument('Invalid path: it contains a line break.');
+    if (/^\s|\s$/.test(userPath) || /^["'`]|["'`]$/.test(userPath)) {
+      throw ToolError.invalidArgument(
+        `Invalid path ${JSON.stringify(userPath)}: it starts or ends with whitespace or a quote. Remove them and try again.`,
+      );
+    }
+    if (process.platform !== 'win32' && (/^[A-Za-z]:([\\/]|$)/.test(userPath) || userPath.startsWith('\\\\'))) {
+      throw ToolError.invalidArgument(
+        `Invalid path ${JSON.stringify(userPath)}: this is a Windows path, but the server runs on ${process.platform}. Use a path like ${this.realRoots[0] ?? '/home/me/project'}/file.txt.`,
+      );
+    }
+    let p = userPath;
+    if (p.startsWith('file://')) {
+      try {
+        p = fileURLToPath(p);
+      } catch {
+        throw ToolError.invalidArgument(`Invalid file URI: ${userPath}`);
+      }
+    }
+    if (p === '~' || p.startsWith('~/')) p = path.join(os.homedir(), p.slice(1));
+    const base = this.realRoots[0];
+    if (!path.isAbsolute(p)) {
+      if (!base) throw ToolError.accessDenied(noRootsMessage());
+      p = path.resolve(base, p);
+    }
+    return path.resolve(p);
+  }
+
+  /**
+   * Resolves a user path to a real path inside the roots, or throws an access-denied ToolError.
+   * With `mustExist`, a path that does not exist is a not-found ToolError.
+   */
+  async resolve(userPath: string, options: { mustExist?: boolean } = {}): Promise<ResolvedPath> {
+    if (this.realRoots.length === 0) throw ToolError.accessDenied(noRootsMessage());
+    const absolute = this.normalize(userPath);
+    if (!this.lexicalRoots.some((root) => isInside(absolute, root))) throw denied(userPath);
+    const resolved = await realpathThroughAncestors(absolute, userPath);
+    if (!this.contains(resolved.real)) throw denied(userPath);
+    if (options.mustExist && !resolved.exists) throw ToolError.notFound(`Not found: ${userPath}`);
+    return resolved;
+  }
+
+  /**
+   * Opens a file that was resolved by `resolve`, refusing a symlink as the last component and
+   * verifying, after the open, that the descriptor really points inside the roots (this closes
+   * the window in which a parent directory could be swapped for a symlink).
+   */
+  async open(realPath: string, flags: number, mode?: number, userPath = realPath): Promise<fs.FileHandle> {
+    const handle = await fs.open(realPath, flags | constants.O_NOFOLLOW, mode).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ELOOP') throw denied(userPath);
+      throw error;
+    });
+    try {
+      await this.verifyHandle(handle, userPath);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    return handle;
+  }
+
+  /** Checks where an open descriptor really points (Linux: /proc/self/fd). */
+  async verifyHandle(handle: fs.FileHandle, userPath: string): Promise<void> {
+    if (process.platform !== 'linux') return;
+    let actual: string;
+    try {
+      actual = await fs.readlink(`/proc/self/fd/${handle.fd}`);
+    } catch {
+      return;
+    }
+    if (!this.contains(actual)) throw denied(userPath);
+  }
+
+  /**
+   * Writes a file atomically: a temporary file in the same directory, fsync, then rename, so a
+   * reader sees the old or the new content and never half of it. Keeps the mode of a file it
+   * replaces. With `exclusive`, fails with a conflict instead of replacing an existing file.
+   */
+  async writeFileAtomic(
+    realPath: string,
+    data: string | Uint8Array,
+    options: { exclusive?: boolean; userPath?: string } = {},
+  ): Promise<void> {
+    const userPath = options.userPath ?? realPath;
+    const dir = path.dirname(realPath);
+    let mode: number | undefined;
+    try {
+      const stat = await fs.lstat(realPath);
+      if (stat.isSymbolicLink()) throw denied(userPath);
+      if (stat.isDirectory()) throw ToolError.conflict(`Cannot write ${userPath}: it is a directory.`);
+      if (options.exclusive) throw ToolError.conflict(`${userPath} already exists.`);
+      mode = stat.mode & 0o7777;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const tmp = path.join(dir, `.${path.basename(realPath)}.${randomBytes(6).toString('hex')}.tmp`);
+    const handle = await this.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666, userPath);
+    try {
+      await handle.writeFile(data);
+      if (mode !== undefined) await handle.chmod(mode);
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await fs.rm(tmp, { force: true });
+      throw error;
+    }
+    await handle.close();
+    try {
+      if (options.exclusive) {
+        // link() fails with EEXIST instead of replacing: a no-clobber rename.
+        await fs.link(tmp, realPath);
+        await fs.rm(tmp, { force: true });
+      } else {
+        await fs.rename(tmp, realPath);
+      }
+    } catch (error) {
+      await fs.rm(tmp, { force: true });
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw ToolError.conflict(`${userPath} already exists.`);
+      throw error;
+    }
+  }
+}
+
+export function noRootsMessage(): string {
+  return (
+    'No directory is allowed. Start the server with one or more directories as arguments ' +
+    '(for example: npx @suite/server-filesystem ~/projects), or use a client that provides roots.'
+  );
+}
+
+function denied(userPath: string): ToolError {
+  return ToolError.accessDenied(`Access denied: ${JSON.stringify(userPath)} is outside the allowed directories.`);
+}
+
+/**
+ * realpath() that also works for paths that do not exist yet: walk up to the nearest existing
+ * ancestor, resolve it, and re-append the rest. A dangling symlink is followed to its target
+ * (it is where a write would land), with a hop limit.
+ */
+async function realpathThroughAncestors(absolute: string, userPath: string): Promise<ResolvedPath> {
+  let current = absolute;
+  const rest: string[] = [];
+  for (let hops = 0; ; ) {
+    try {
+      const real = await fs.realpath(current);
+      return { real: rest.length > 0 ? path.join(real, ...rest) : real, exists: rest.length === 0 };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') throw denied(userPath);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+        if (code === 'EACCES') throw ToolError.accessDenied(`Permission denied: ${userPath}`);
+        throw error;
+      }
+      const stat = await fs.lstat(current).catch(() => undefined);
+      if (stat?.isSymbolicLink()) {
+        if (++hops > MAX_LINK_HOPS) throw denied(userPath);
+        const target = await fs.readlink(current);
+        current = path.resolve(path.dirname(current), target);
+        continue;
+      }
+      const parent = path.dirname(current);
+      if (parent === current) return { real: path.join(current, ...rest), exists: false };
+      rest.unshift(path.basename(current));
+      current = parent;
+    }
+  }
+}

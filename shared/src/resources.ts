@@ -1,0 +1,67 @@
+import type { z } from 'zod';
+import type { RequestContext } from './tools.js';
+import type { ChangeSource } from './subscriptions.js';
+
+export type ResourceContents =
+  | { uri: string; mimeType?: string; text: string }
+  | { uri: string; mimeType?: string; blob: string };
+
+/** One entry of resources/list. */
+export interface ResourceListing {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+}
+
+export type Completer = (value: string, context: { arguments: Record<string, string> }, ctx: RequestContext) => Promise<string[]> | string[];
+
+/** A resource with a fixed URI. */
+export interface ResourceDefinition {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  read(ctx: RequestContext): Promise<ResourceContents | ResourceContents[]>;
+  /** What to watch while someone is subscribed; omit for resources that never change. */
+  subscribe?(ctx: RequestContext): Promise<ChangeSource | undefined>;
+}
+
+export type TemplateVariables = Record<string, string>;
+
+/** A family of resources under an RFC 6570 URI template, e.g. `file://{+path}`. */
+export interface ResourceTemplateDefinition {
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  read(uri: string, variables: TemplateVariables, ctx: RequestContext): Promise<ResourceContents | ResourceContents[]>;
+  /** Lists concrete resources for resources/list, one page at a time (cursor is this template's own). */
+  list?(cursor: string | undefined, ctx: RequestContext): Promise<{ resources: ResourceListing[]; nextCursor?: string }>;
+  /** Completion for template variables (`completion/complete` with `ref/resource`). */
+  complete?: Record<string, Completer>;
+  subscribe?(uri: string, variables: TemplateVariables, ctx: RequestContext): Promise<ChangeSource | undefined>;
+}
+
+export interface PromptMessage {
+  role: 'user' | 'assistant';
+  content:
+    | { type: 'text'; text: string }
+    | { type: 'resource'; resource: ResourceContents }
+    | { type: 'image'; data: string; mimeType: string }
+    | { type: 'resource_link'; uri: string; name: string; mimeType?: string };
+}
+
+export interface PromptDefinition<A extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title?: string;
+  description: string;
+  /** Prompt arguments are strings on the wire; describe each with `.describe()`. */
+  args: A;
+  complete?: Partial<Record<keyof z.output<A> & string, Completer>>;
+  get(args: z.output<A>, ctx: RequestContext): Promise<{ description?: string; messages: PromptMessage[] }>;
+}

@@ -1,0 +1,99 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { SuiteServer, ToolError } from '../src/index.js';
+import { connectInProcess, type TestSession } from '../src/testing.js';
+
+function build(): SuiteServer {
+  const server = new SuiteServer({ name: '@suite/server-test', version: '1.2.3', instructions: 'test server' });
+  server.tool({
+    name: 'echo',
+    description: 'Echoes its input.',
+    input: z.object({ text: z.string().describe('What to echo'), times: z.number().int().min(1).max(5).default(1) }),
+    output: z.object({ echoed: z.string(), length: z.number() }),
+    annotations: { title: 'Echo', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async ({ text, times }) => {
+      const echoed = text.repeat(times);
+      return { text: echoed, structured: { echoed, length: echoed.length } };
+    },
+  });
+  server.tool({
+    name: 'fail_expected',
+    description: 'Fails with a ToolError.',
+    input: z.object({}),
+    annotations: { title: 'Fail (expected)', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async () => {
+      throw ToolError.notFound('Not found: notes.txt');
+    },
+  });
+  server.tool({
+    name: 'fail_unexpected',
+    description: 'Throws a plain error carrying a secret and a host path.',
+    input: z.object({}),
+    annotations: { title: 'Fail (unexpected)', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    handler: async () => {
+      throw new Error('connect failed for postgres://admin:hunter2@db/prod at /srv/secret/config.json');
+    },
+  });
+  return server;
+}
+
+describe('tools', () => {
+  let session: TestSession;
+  afterEach(async () => session?.close());
+
+  it('lists every tool with complete annotations, input and output schemas', async () => {
+    session = await connectInProcess(build());
+    const { tools } = await session.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['echo', 'fail_expected', 'fail_unexpected']);
+    for (const tool of tools) {
+      expect(tool.annotations).toBeDefined();
+      for (const key of ['title', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+        expect(tool.annotations![key], `${tool.name}.${key}`).not.toBeUndefined();
+      }
+      expect(tool.inputSchema.type).toBe('object');
+    }
+    const echo = tools[0]!;
+    expect(echo.inputSchema.required).toEqual(['text']);
+    expect((echo.inputSchema.properties as Record<string, { description?: string }>).text!.description).toBe('What to echo');
+    expect(echo.outputSchema?.properties).toHaveProperty('echoed');
+    expect(session.client.getServerVersion()).toMatchObject({ name: '@suite/server-test', version: '1.2.3' });
+    expect(session.client.getInstructions()).toBe('test server');
+  });
+
+  it('returns text and validated structuredContent', async () => {
+    session = await connectInProcess(build());
+    const out = await session.callTool('echo', { text: 'ab', times: 2 });
+    expect(out).toMatchObject({ isError: false, text: 'abab', structured: { echoed: 'abab', length: 4 } });
+  });
+
+  it('turns invalid arguments into an actionable isError result', async () => {
+    session = await connectInProcess(build());
+    const out = await session.callTool('echo', { text: 3 });
+    expect(out.isError).toBe(true);
+    expect(out.text).toMatch(/^Invalid arguments for echo: text: /);
+  });
+
+  it('shows the message of an expected failure', async () => {
+    session = await connectInProcess(build());
+    const out = await session.callTool('fail_expected');
+    expect(out).toMatchObject({ isError: true, text: 'Not found: notes.txt' });
+  });
+
+  it('hides the detail of an unexpected failure behind an error id: no stack, secret or path', async () => {
+    session = await connectInProcess(build());
+    const out = await session.callTool('fail_unexpected');
+    expect(out.isError).toBe(true);
+    expect(out.text).toMatch(/^fail_unexpected failed unexpectedly \(error id [0-9a-f]{8}\)\./);
+    expect(out.text).not.toMatch(/hunter2|\/srv\/secret|at .*\.ts:\d+|Error:/);
+  });
+
+  it('keeps unknown tools a protocol error', async () => {
+    session = await connectInProcess(build());
+    await expect(session.client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('keeps malformed requests a protocol error', async () => {
+    session = await connectInProcess(build());
+    await expect(session.client.request({ method: 'tools/call', params: { arguments: {} } } as never, z.object({}).passthrough())).rejects.toMatchObject({ code: -32602 });
+  });
+});
