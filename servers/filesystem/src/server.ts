@@ -1,0 +1,43 @@
+import { createRequire } from 'node:module';
+import { SuiteServer } from '@suite/shared';
+import type { FilesystemConfig } from './config.js';
+import { registerReadTools } from './tools/read.js';
+import { registerListTools } from './tools/list.js';
+import { registerSearchTools } from './tools/search.js';
+import { registerInfoTools } from './tools/info.js';
+import { registerWriteTools } from './tools/write.js';
+import { registerEditTool } from './tools/edit.js';
+import { registerMoveTools } from './tools/move.js';
+import { registerFileResources } from './resources/files.js';
+
+export type { FilesystemConfig } from './config.js';
+export { DEFAULT_LIMITS } from './config.js';
+
+const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+export const VERSION = pkg.version;
+
+const INSTRUCTIONS = `Reads, searches and (unless read-only) edits files inside the allowed directories.
+Call list_allowed_directories first to learn where you may work. Prefer search_content to find text and
+search_files to find names; use read_text_file with offset/limit (lines) or head/tail for large files.`;
+
+/** Builds the server for one session. */
+export function buildServer(config: FilesystemConfig): SuiteServer {
+  const server = new SuiteServer({
+    name: pkg.name,
+    version: pkg.version,
+    instructions: INSTRUCTIONS,
+    roots: { directories: config.directories, aliases: config.aliases },
+    changes: config.changes,
+  });
+  registerReadTools(server, config);
+  registerListTools(server, config);
+  registerSearchTools(server, config);
+  registerInfoTools(server, config);
+  if (!config.readOnly) {
+    registerWriteTools(server, config);
+    registerEditTool(server, config);
+    registerMoveTools(server, config);
+  }
+  registerFileResources(server, config);
+  return server;
+}
