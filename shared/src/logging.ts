@@ -105,7 +105,10 @@ export function guardStdout(): void {
   const toStderr = (...args: unknown[]): void => {
     process.stderr.write(args.map((a) => (typeof a === 'string' ? a : safeJson(a))).join(' ') + '\n');
   };
+  // eslint-disable-next-line no-console -- this is the one place that rebinds console output
   console.log = toStderr;
+  // eslint-disable-next-line no-console
   console.info = toStderr;
+  // eslint-disable-next-line no-console
   console.debug = toStderr;
 }

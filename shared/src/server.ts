@@ -57,6 +57,10 @@ export interface SuiteServerOptions {
   pageSize?: number;
 }
 
+const LIST_ROOTS_RESULT = z.looseObject({
+  roots: z.array(z.looseObject({ uri: z.string().min(1), name: z.string().optional() })),
+});
+
 type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject | undefined>;
 
 interface RegisteredTemplate {
@@ -227,7 +231,8 @@ export class SuiteServer {
     sdk.oninitialized = () => {
       if (!this.rootsManager) return;
       if (sdk.getClientCapabilities()?.roots) {
-        this.rootsManager.enableClientRoots(async () => (await sdk.listRoots()).roots);
+        // The SDK's own schema only admits file: roots; servers such as a git server want the others too.
+        this.rootsManager.enableClientRoots(async () => (await sdk.request({ method: 'roots/list' }, LIST_ROOTS_RESULT)).roots);
       } else {
         this.rootsManager.disableClientRoots();
       }

@@ -1,0 +1,135 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ChangeHub, SuiteServer } from '../src/index.js';
+import { connectInProcess, makeTempDir, type TestSession } from '../src/testing.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function fileServer(dir: string, hub: ChangeHub, disposed: string[]): SuiteServer {
+  const server = new SuiteServer({ name: '@suite/server-files', version: '0.0.1', roots: { directories: [dir] }, changes: hub });
+  server.resourceTemplate({
+    uriTemplate: 'file://{+path}',
+    name: 'file',
+    read: async (uri) => ({ uri, mimeType: 'text/plain', text: await readFile(fileURLToPath(uri), 'utf8') }),
+    subscribe: async (uri, _vars, ctx) => {
+      const { real } = await (await ctx.paths()).resolve(fileURLToPath(uri), { mustExist: true });
+      return { path: real };
+    },
+  });
+  server.resource({
+    uri: 'memo://feed',
+    name: 'feed',
+    read: async () => ({ uri: 'memo://feed', text: 'feed' }),
+    subscribe: async () => ({ dispose: () => void disposed.push('memo://feed') }),
+  });
+  return server;
+}
+
+describe('resource subscriptions', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let hub: ChangeHub;
+  let disposed: string[];
+  const sessions: TestSession[] = [];
+
+  beforeEach(async () => {
+    ({ dir, cleanup } = await makeTempDir());
+    hub = new ChangeHub({ debounceMs: 100 });
+    disposed = [];
+    await writeFile(path.join(dir, 'notes.txt'), 'v1');
+  });
+  afterEach(async () => {
+    for (const s of sessions.splice(0)) await s.close();
+    await hub.close();
+    await cleanup();
+  });
+
+  async function open(): Promise<TestSession> {
+    const s = await connectInProcess(fileServer(dir, hub, disposed));
+    sessions.push(s);
+    return s;
+  }
+
+  it('sends exactly one updated notification per change, and none after unsubscribe', async () => {
+    const s = await open();
+    const uri = pathToFileURL(path.join(dir, 'notes.txt')).href;
+    await s.client.subscribeResource({ uri });
+    await sleep(150); // let the watcher settle
+    const started = Date.now();
+    const arrived = s.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri, 1000);
+    await writeFile(path.join(dir, 'notes.txt'), 'v2');
+    await arrived;
+    expect(Date.now() - started).toBeLessThan(1000);
+    await sleep(700);
+    expect(s.received('notifications/resources/updated')).toHaveLength(1);
+
+    await s.client.unsubscribeResource({ uri });
+    await writeFile(path.join(dir, 'notes.txt'), 'v3');
+    await sleep(800);
+    expect(s.received('notifications/resources/updated')).toHaveLength(1);
+    expect(hub.watchedPaths).toEqual([]);
+  });
+
+  it('coalesces a burst of writes into one notification', async () => {
+    const s = await open();
+    const uri = pathToFileURL(path.join(dir, 'notes.txt')).href;
+    await s.client.subscribeResource({ uri });
+    await sleep(150);
+    for (let i = 0; i < 5; i++) {
+      await writeFile(path.join(dir, 'notes.txt'), `burst ${i}`);
+      await sleep(10);
+    }
+    await sleep(800);
+    expect(s.received('notifications/resources/updated')).toHaveLength(1);
+  });
+
+  it('counts subscribers across sessions and releases everything when sessions close', async () => {
+    const a = await open();
+    const b = await open();
+    const uri = pathToFileURL(path.join(dir, 'notes.txt')).href;
+    await a.client.subscribeResource({ uri });
+    await b.client.subscribeResource({ uri });
+    expect(hub.activeSubscriptions).toBe(1);
+    expect(hub.watchedPaths).toEqual([path.join(dir, 'notes.txt')]);
+    await sleep(150);
+    await writeFile(path.join(dir, 'notes.txt'), 'both');
+    await Promise.all([a.waitFor('notifications/resources/updated'), b.waitFor('notifications/resources/updated')]);
+
+    await a.close();
+    sessions.splice(sessions.indexOf(a), 1);
+    expect(hub.watchedPaths).toHaveLength(1);
+    await b.close();
+    sessions.splice(sessions.indexOf(b), 1);
+    expect(hub.activeSubscriptions).toBe(0);
+    expect(hub.watchedPaths).toEqual([]);
+  });
+
+  it('lets non-file sources publish, and disposes them with the last subscriber', async () => {
+    const s = await open();
+    await s.client.subscribeResource({ uri: 'memo://feed' });
+    hub.publish('memo://feed');
+    await s.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'memo://feed', 1000);
+    await s.client.unsubscribeResource({ uri: 'memo://feed' });
+    expect(disposed).toEqual(['memo://feed']);
+  });
+
+  it('broadcasts list_changed to every session', async () => {
+    const a = await open();
+    const b = await open();
+    hub.publishListChanged();
+    await Promise.all([a.waitFor('notifications/resources/list_changed'), b.waitFor('notifications/resources/list_changed')]);
+  });
+
+  it('answers a subscription to an unknown resource with a protocol error', async () => {
+    const s = await open();
+    await expect(s.client.subscribeResource({ uri: 'nope://x' })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it('refuses to watch a path outside the roots', async () => {
+    const s = await open();
+    await expect(s.client.subscribeResource({ uri: 'file:///etc/hostname' })).rejects.toMatchObject({ code: -32602 });
+    expect(hub.watchedPaths).toEqual([]);
+  });
+});
