@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Proves that a freshly scaffolded server builds and passes its tests with no edits.
+// Scaffolds servers/template-check, installs (offline, from the store), builds, typechecks, tests, removes.
+import { spawnSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const name = 'template-check';
+const dir = path.join(root, 'servers', name);
+const pnpm = (args) => ['npx', ['-y', 'pnpm@10', ...args]];
+
+function step(label, [cmd, args], cwd = root) {
+  console.log(`\n== ${label}`);
+  const r = spawnSync(cmd, args, { cwd, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`${label} failed (exit ${r.status})`);
+}
+
+await rm(dir, { recursive: true, force: true });
+let failed = false;
+try {
+  step('scaffold', ['node', ['scripts/new-server.mjs', name, 'A scaffolded server, built and tested by CI']]);
+  step('install', pnpm(['install', '--offline', '--no-frozen-lockfile']));
+  step('build', pnpm(['--filter', `@suite/server-${name}`, 'build']));
+  step('typecheck', pnpm(['--filter', `@suite/server-${name}`, 'typecheck']));
+  step('test', pnpm(['--filter', `@suite/server-${name}`, 'test']));
+  step('lint', pnpm(['exec', 'eslint', `servers/${name}`]));
+} catch (error) {
+  console.error(error.message);
+  failed = true;
+} finally {
+  await rm(dir, { recursive: true, force: true });
+  // Put node_modules and the lockfile back as they were without the scaffolded package.
+  spawnSync('npx', ['-y', 'pnpm@10', 'install', '--offline', '--no-frozen-lockfile'], { cwd: root, stdio: 'ignore' });
+  spawnSync('git', ['checkout', '--', 'pnpm-lock.yaml'], { cwd: root, stdio: 'ignore' });
+}
+console.log(failed ? '\ntemplate check: FAILED' : '\ntemplate check: passed');
+process.exit(failed ? 1 : 0);
