@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// pnpm demo: a real MCP client session against the built servers, printing what a user would see.
+// The filesystem server runs on a sample project it creates in a temporary directory; the SQLite
+// server runs on its embedded demo database. Nothing outside the temporary directory is touched.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
+const dim = (s) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
+
+function indent(text, max = 25) {
+  const lines = text.split('\n');
+  const shown = lines.slice(0, max).map((l) => `    ${l}`);
+  if (lines.length > max) shown.push(dim(`    … ${lines.length - max} more lines`));
+  return shown.join('\n');
+}
+
+async function session(label, bin, args) {
+  if (!existsSync(bin)) {
+    console.error(`${bin} is missing: run "npx pnpm@10 build" first.`);
+    process.exit(1);
+  }
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, ...args], stderr: 'pipe' });
+  transport.stderr?.on('data', () => {});
+  const client = new Client({ name: 'suite-demo', version: '1.0.0' });
+  await client.connect(transport);
+  const info = client.getServerVersion();
+  console.log(`\n${bold(`━━ ${label}`)}  ${dim(`${info?.name} ${info?.version}, over stdio`)}`);
+  return client;
+}
+
+async function call(client, name, args) {
+  console.log(`\n${bold('▶')} ${name} ${dim(JSON.stringify(args))}`);
+  const result = await client.callTool({ name, arguments: args });
+  const text = result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  console.log(indent(text));
+  if (result.isError) console.log(dim('    (isError: the model sees this message and can correct itself)'));
+  return result;
+}
+
+const sample = await mkdtemp(path.join(os.tmpdir(), 'suite-demo-'));
+try {
+  await mkdir(path.join(sample, 'src'), { recursive: true });
+  await mkdir(path.join(sample, 'docs'), { recursive: true });
+  await writeFile(path.join(sample, 'README.md'), '# Sample project\n\nA tiny project for the suite demo.\n');
+  await writeFile(path.join(sample, 'src', 'greet.ts'), "export function greet(name: string): string {\n  // TODO: localise\n  return `Hello, ${name}!`;\n}\n");
+  await writeFile(path.join(sample, 'src', 'math.ts'), 'export const add = (a: number, b: number) => a + b;\n// TODO: subtract\n');
+  await writeFile(path.join(sample, 'docs', 'notes.txt'), 'Release notes\n- first release\n');
+
+  const fs = await session('filesystem server on a sample project', path.join(root, 'servers/filesystem/dist/index.js'), [sample]);
+  const { tools } = await fs.listTools();
+  console.log(`\n${tools.length} tools: ${tools.map((t) => `${t.name}${t.annotations?.readOnlyHint ? '' : '*'}`).join(', ')}`);
+  console.log(dim('  (* = may change files; clients can ask before running those)'));
+  await call(fs, 'list_allowed_directories', {});
+  await call(fs, 'directory_tree', { path: sample });
+  if (tools.some((t) => t.name === 'search_content')) await call(fs, 'search_content', { path: sample, pattern: 'TODO' });
+  await call(fs, 'read_text_file', { path: path.join(sample, 'src', 'greet.ts'), head: 2 });
+  await call(fs, 'edit_file', { path: path.join(sample, 'src', 'greet.ts'), edits: [{ oldText: 'Hello', newText: 'Welcome' }], dryRun: true });
+  await call(fs, 'read_text_file', { path: '/etc/passwd' });
+  await fs.close();
+
+  const db = await session('SQLite server on its embedded demo database', path.join(root, 'servers/sqlite/dist/index.js'), ['--demo']);
+  await call(db, 'list_tables', {});
+  const tables = await db.callTool({ name: 'list_tables', arguments: {} });
+  const first = tables.structuredContent?.tables?.[0]?.name ?? tables.structuredContent?.tables?.[0];
+  if (typeof first === 'string') {
+    await call(db, 'describe_table', { table_name: first });
+    await call(db, 'read_query', { sql: `SELECT * FROM "${first.replace(/"/g, '""')}" LIMIT 3` });
+  }
+  await call(db, 'read_query', { sql: 'DELETE FROM sqlite_master' });
+  await db.close();
+  console.log(`\n${bold('Done.')} Add a server to your client: see README.md, "Use a server in Claude Desktop".`);
+} finally {
+  await rm(sample, { recursive: true, force: true });
+}
