@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -70,6 +70,22 @@ describe('resource subscriptions', () => {
     await sleep(800);
     expect(s.received('notifications/resources/updated')).toHaveLength(1);
     expect(hub.watchedPaths).toEqual([]);
+  });
+
+  it('keeps following a file that is replaced by an atomic rename, as editors and write_file do', async () => {
+    const s = await open();
+    const file = path.join(dir, 'notes.txt');
+    const uri = pathToFileURL(file).href;
+    await s.client.subscribeResource({ uri });
+    await sleep(150);
+    for (const version of ['renamed 1', 'renamed 2']) {
+      const before = s.received('notifications/resources/updated').length;
+      await writeFile(`${file}.tmp`, version);
+      await rename(`${file}.tmp`, file);
+      await expect.poll(() => s.received('notifications/resources/updated').length, { timeout: 1500, interval: 20 }).toBe(before + 1);
+      await sleep(400);
+    }
+    expect(s.received('notifications/resources/updated')).toHaveLength(2);
   });
 
   it('coalesces a burst of writes into one notification', async () => {
