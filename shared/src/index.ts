@@ -26,7 +26,7 @@ export type {
 export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './roots.js';
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './paths.js';
 export { ChangeHub, type ChangeSource, type ChangeSink, type ChangeHubOptions } from './subscriptions.js';
-export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
+export { Logger, LOG_LEVELS, isLogLevel, newErrorId, registerSecret, redactSecrets, type LogLevel } from './logging.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { ProtocolError } from './protocol-errors.js';

@@ -12,6 +12,23 @@ function severity(level: LogLevel): number {
   return LOG_LEVELS.indexOf(level);
 }
 
+const secrets = new Set<string>();
+
+/**
+ * Registers a value that must never leave the process in a log line or an error message: a token,
+ * a password. Short values are refused because redacting them would mangle ordinary text.
+ */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= 4) secrets.add(value);
+}
+
+/** Replaces every registered secret in a text by "[redacted]". */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
 /** Where a logger sends MCP `notifications/message`; set per session by the server. */
 export type ProtocolLogSink = (level: LogLevel, logger: string, data: unknown) => void;
 
@@ -50,10 +67,11 @@ export class Logger {
   log(level: LogLevel, message: string, data?: Record<string, unknown>): void {
     if (severity(level) >= severity(Logger.stderrLevel)) {
       const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : '';
-      process.stderr.write(`[${this.name}] ${level}: ${message}${suffix}\n`);
+      process.stderr.write(redactSecrets(`[${this.name}] ${level}: ${message}${suffix}\n`));
     }
     try {
-      this.sink?.(level, this.name, data ? { message, ...data } : message);
+      const text = redactSecrets(message);
+      this.sink?.(level, this.name, data ? JSON.parse(redactSecrets(safeJson({ message: text, ...data }))) : text);
     } catch {
       // A closed session must not turn a log line into a crash.
     }
@@ -79,7 +97,7 @@ export class Logger {
   private(level: LogLevel, message: string, data?: Record<string, unknown>): void {
     if (severity(level) >= severity(Logger.stderrLevel)) {
       const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : '';
-      process.stderr.write(`[${this.name}] ${level}: ${message}${suffix}\n`);
+      process.stderr.write(redactSecrets(`[${this.name}] ${level}: ${message}${suffix}\n`));
     }
   }
 }

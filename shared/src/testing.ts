@@ -201,6 +201,17 @@ export async function spawnServer(binPath: string, args: string[] = [], options:
   return session;
 }
 
+/**
+ * The tool catalog as a client sees it, in a stable form for snapshot tests: a change to any
+ * tool's name, schema or annotations then shows up in review.
+ */
+export async function toolCatalog(client: Client): Promise<unknown[]> {
+  const { tools } = await client.listTools();
+  return [...tools]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((t) => ({ name: t.name, title: t.title, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema, description: t.description }));
+}
+
 /** A fresh temporary directory (real path) and a disposer. */
 export async function makeTempDir(prefix = 'suite-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Logger } from './logging.js';
-import { newErrorId } from './logging.js';
+import { newErrorId, redactSecrets } from './logging.js';
 import { CancelledError, type ProgressReporter } from './progress.js';
 import type { PathGuard } from './paths.js';
 import type { RootsSnapshot } from './roots.js';
@@ -116,7 +116,7 @@ export interface CallToolResult {
 }
 
 export function errorResult(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
+  return { content: [{ type: 'text', text: redactSecrets(message) }], isError: true };
 }
 
 /** Human-readable summary of zod issues, for the model to correct its call. */

@@ -97,3 +97,30 @@ describe('tools', () => {
     await expect(session.client.request({ method: 'tools/call', params: { arguments: {} } } as never, z.object({}).passthrough())).rejects.toMatchObject({ code: -32602 });
   });
 });
+
+describe('secrets', () => {
+  it('never shows a registered secret in an error result or a log notification', async () => {
+    const { registerSecret } = await import('../src/index.js');
+    registerSecret('tok_abcdef123456');
+    const server = new SuiteServer({ name: '@suite/server-secret', version: '0.0.0' });
+    server.tool({
+      name: 'leaky',
+      description: 'Fails with a message that contains a token.',
+      input: z.object({}),
+      annotations: { title: 'Leaky', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      handler: async (_args, ctx) => {
+        ctx.log.warning('calling the API with tok_abcdef123456', { header: 'Bearer tok_abcdef123456' });
+        throw ToolError.unavailable('The API refused token tok_abcdef123456.');
+      },
+    });
+    const session = await connectInProcess(server);
+    try {
+      const out = await session.callTool('leaky');
+      expect(out.text).toBe('The API refused token [redacted].');
+      await expect.poll(() => session.received('notifications/message').length).toBe(1);
+      expect(JSON.stringify(session.received('notifications/message'))).not.toContain('tok_abcdef123456');
+    } finally {
+      await session.close();
+    }
+  });
+});
