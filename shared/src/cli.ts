@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from './logging.js';
 import { serveHttp, serveStdio, type RunningTransport, type SessionFactory } from './transport.js';
 
@@ -102,7 +102,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   try {
     parsed = parseArgs({
       args: argv,
-      options: { ...COMMON_FLAGS, ...spec.flags } as Parameters<typeof parseArgs>[0] extends infer P ? (P extends { options?: infer O } ? O : never) : never,
+      options: { ...COMMON_FLAGS, ...spec.flags } as ParseArgsConfig['options'],
       allowPositionals: true,
       strict: true,
     });
