@@ -1,0 +1,319 @@
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { ToolError, type ContentBlock, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import type { FilesystemConfig } from '../config.js';
+import { withPathErrors } from '../read-errors.js';
+import { readLastLines, readLinesForward, type LineSlice } from '../lines.js';
+import { mimeTypeFor } from '../mime.js';
+import { formatSize } from '../sizes.js';
+
+const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** How many files read_multiple_files reads at the same time. */
+const MULTI_READ_CONCURRENCY = 16;
+/** read_multiple_files returns at most this many times the single-read byte cap in total. */
+const MULTI_READ_BUDGET_FACTOR = 4;
+const MAX_MULTI_PATHS = 200;
+const BINARY_SNIFF_BYTES = 8192;
+
+const lineCount = z.number().int().nonnegative();
+
+const readTextInput = z.object({
+  path: z.string().describe('Path of the file, absolute or relative to the first allowed directory.'),
+  head: lineCount.optional().describe('If provided, returns only the first N lines of the file'),
+  tail: lineCount.optional().describe('If provided, returns only the last N lines of the file'),
+  offset: z.number().int().min(1).optional().describe('Line number to start reading at (1 = first line). Use with limit to page through a large file.'),
+  limit: z.number().int().min(1).optional().describe('Most lines to return, starting at offset (or at line 1).'),
+});
+
+const readTextOutput = z.object({
+  content: z.string().describe('The text read (without the truncation marker).'),
+  path: z.string(),
+  size: z.number().describe('Size of the whole file in bytes.'),
+  startLine: z.number().optional().describe('1-based number of the first line returned, when known.'),
+  lineCount: z.number().describe('Lines returned.'),
+  totalLines: z.number().optional().describe('Lines in the file, when the read reached its end.'),
+  truncated: z.boolean().describe('True when the byte cap cut the result short.'),
+  nextOffset: z.number().optional().describe('Pass as offset to continue after a truncated read.'),
+});
+
+type ReadTextOutput = z.output<typeof readTextOutput>;
+
+interface TextRead {
+  slice: LineSlice;
+  size: number;
+}
+
+async function openRegularFile(guard: PathGuard, userPath: string): Promise<{ handle: FileHandle; size: number; real: string }> {
+  const { real } = await guard.resolve(userPath, { mustExist: true });
+  return withPathErrors(userPath, async () => {
+    const handle = await guard.open(real, constants.O_RDONLY, undefined, userPath);
+    try {
+      const stat = await handle.stat();
+      if (stat.isDirectory()) throw ToolError.invalidArgument(`${userPath} is a directory, not a file. Use list_directory to see what it contains.`);
+      if (!stat.isFile()) throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
+      return { handle, size: stat.size, real };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  });
+}
+
+async function looksBinary(handle: FileHandle, size: number): Promise<boolean> {
+  const sample = Buffer.allocUnsafe(Math.min(BINARY_SNIFF_BYTES, size));
+  if (sample.length === 0) return false;
+  const { bytesRead } = await handle.read(sample, 0, sample.length, 0);
+  return sample.subarray(0, bytesRead).includes(0);
+}
+
+interface TextReadRequest {
+  head?: number | undefined;
+  tail?: number | undefined;
+  offset?: number | undefined;
+  limit?: number | undefined;
+}
+
+function validateReadRequest(args: TextReadRequest): void {
+  // The official server treats 0 as "not given"; so do we.
+  const head = args.head || undefined;
+  const tail = args.tail || undefined;
+  if (head !== undefined && tail !== undefined) throw ToolError.invalidArgument('Cannot specify both head and tail parameters simultaneously.');
+  if (tail !== undefined && (args.offset !== undefined || args.limit !== undefined)) {
+    throw ToolError.invalidArgument('tail cannot be combined with offset/limit. Use tail alone, or offset and limit.');
+  }
+  if (head !== undefined && args.limit !== undefined) throw ToolError.invalidArgument('head and limit mean the same thing; give only one.');
+}
+
+async function readText(handle: FileHandle, size: number, args: TextReadRequest, maxBytes: number, signal: AbortSignal): Promise<TextRead> {
+  const tail = args.tail || undefined;
+  const head = args.head || undefined;
+  if (tail !== undefined) return { slice: await readLastLines(handle, { lines: tail, maxBytes, size, signal }), size };
+  const ranged = head !== undefined || args.offset !== undefined || args.limit !== undefined;
+  const slice = await readLinesForward(handle, {
+    startLine: args.offset ?? 1,
+    maxLines: head ?? args.limit ?? Infinity,
+    maxBytes,
+    size,
+    exact: !ranged,
+    signal,
+  });
+  return { slice, size };
+}
+
+/** The explicit marker appended when a cap cut the read, saying how much was left out and how to get it. */
+function truncationMarker(read: TextRead, args: TextReadRequest, maxBytes: number): string | undefined {
+  const { slice, size } = read;
+  if (!slice.cutByBytes) return undefined;
+  const returnedBytes = Buffer.byteLength(slice.text);
+  if (args.tail) {
+    return `[truncated: the last ${args.tail} lines exceed the ${formatSize(maxBytes)} read limit; showing the last ${slice.lineCount} lines. ${size - returnedBytes} more bytes precede them.]`;
+  }
+  const first = slice.firstLine ?? 1;
+  const last = first + slice.lineCount - 1;
+  const start = args.offset ?? 1;
+  const moreBytes = start === 1 ? Math.max(0, size - returnedBytes) : undefined;
+  const more = moreBytes !== undefined ? `${moreBytes} more bytes` : 'more lines';
+  return `[truncated: ${more} not shown (the read limit is ${formatSize(maxBytes)}; the file is ${formatSize(size)}). Showing lines ${first}-${last}; continue with offset=${last + 1}, or use head/tail.]`;
+}
+
+function toOutput(userPath: string, read: TextRead): ReadTextOutput {
+  const { slice, size } = read;
+  const out: ReadTextOutput = {
+    content: slice.text,
+    path: userPath,
+    size,
+    lineCount: slice.lineCount,
+    truncated: slice.cutByBytes,
+  };
+  if (slice.firstLine !== undefined) out.startLine = slice.firstLine;
+  if (slice.totalLines !== undefined) out.totalLines = slice.totalLines;
+  if (slice.cutByBytes && slice.firstLine !== undefined) out.nextOffset = slice.firstLine + slice.lineCount;
+  return out;
+}
+
+async function readTextFile(guard: PathGuard, userPath: string, args: TextReadRequest, maxBytes: number, signal: AbortSignal): Promise<{ text: string; output: ReadTextOutput }> {
+  validateReadRequest(args);
+  const { handle, size } = await openRegularFile(guard, userPath);
+  try {
+    return await withPathErrors(userPath, async () => {
+      if (await looksBinary(handle, size)) {
+        throw ToolError.invalidArgument(`${userPath} looks like a binary file (it contains NUL bytes). Use read_media_file to get it as base64.`);
+      }
+      const read = await readText(handle, size, args, maxBytes, signal);
+      const marker = truncationMarker(read, args, maxBytes);
+      const text = marker ? `${read.slice.text}\n${marker}` : read.slice.text;
+      return { text, output: toOutput(userPath, read) };
+    });
+  } finally {
+    await handle.close();
+  }
+}
+
+const readMultipleInput = z.object({
+  paths: z
+    .array(z.string())
+    .min(1, 'At least one file path must be provided')
+    .max(MAX_MULTI_PATHS)
+    .describe('Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories.'),
+});
+
+const readMultipleOutput = z.object({
+  files: z.array(
+    z.object({
+      path: z.string(),
+      ok: z.boolean(),
+      content: z.string().optional(),
+      size: z.number().optional(),
+      truncated: z.boolean().optional(),
+      error: z.string().optional(),
+    }),
+  ),
+  succeeded: z.number(),
+  failed: z.number(),
+});
+
+type MultiFile = z.output<typeof readMultipleOutput>['files'][number];
+
+const readMediaInput = z.object({ path: z.string().describe('Path of the image, audio or other binary file.') });
+const readMediaOutput = z.object({
+  path: z.string(),
+  mimeType: z.string(),
+  size: z.number().describe('Size in bytes before base64 encoding.'),
+  kind: z.enum(['image', 'audio', 'resource']).describe('Which content block carries the data.'),
+});
+
+async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T, index);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+export function registerReadTools(server: SuiteServer, config: FilesystemConfig): void {
+  const maxBytes = config.limits.maxReadBytes;
+
+  const readHandler = async (args: z.output<typeof readTextInput>, ctx: RequestContext) => {
+    const guard = await ctx.paths();
+    const { text, output } = await readTextFile(guard, args.path, args, maxBytes, ctx.signal);
+    return { text, structured: output };
+  };
+
+  const readDescription =
+    'Read a file as UTF-8 text. Use head or tail for the first or last N lines, or offset and limit (in lines) ' +
+    `to page through a large file. A read returns at most ${formatSize(maxBytes)}; when the limit cuts it, the text ends ` +
+    'with a "[truncated: ...]" marker that says how much was left out and which offset continues. head and tail read only ' +
+    'the part they need, so they are fast on huge files. Binary files are refused (use read_media_file). Only works within allowed directories.';
+
+  server.tool({
+    name: 'read_file',
+    description: `DEPRECATED: use read_text_file instead (this is an alias kept for compatibility with the same arguments). ${readDescription}`,
+    input: readTextInput,
+    output: readTextOutput,
+    annotations: { title: 'Read File (Deprecated)', ...READ_ONLY },
+    handler: readHandler,
+  });
+
+  server.tool({
+    name: 'read_text_file',
+    description: readDescription,
+    input: readTextInput,
+    output: readTextOutput,
+    annotations: { title: 'Read Text File', ...READ_ONLY },
+    handler: readHandler,
+  });
+
+  server.tool({
+    name: 'read_media_file',
+    description:
+      'Read an image, audio or other binary file and return it base64-encoded with its MIME type: images as image ' +
+      `content, audio as audio content, anything else as an embedded resource. Files over ${formatSize(config.limits.maxMediaBytes)} are refused. ` +
+      'Only works within allowed directories.',
+    input: readMediaInput,
+    output: readMediaOutput,
+    annotations: { title: 'Read Media File', ...READ_ONLY },
+    handler: async (args, ctx) => {
+      const guard = await ctx.paths();
+      const { handle, size, real } = await openRegularFile(guard, args.path);
+      try {
+        if (size > config.limits.maxMediaBytes) {
+          throw ToolError.invalidArgument(
+            `${args.path} is ${formatSize(size)}, over the ${formatSize(config.limits.maxMediaBytes)} limit for read_media_file.`,
+          );
+        }
+        const data = await withPathErrors(args.path, async () => {
+          const buffer = Buffer.allocUnsafe(size);
+          let filled = 0;
+          while (filled < size) {
+            const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+            if (bytesRead === 0) break;
+            filled += bytesRead;
+          }
+          return buffer.subarray(0, filled).toString('base64');
+        });
+        const mimeType = mimeTypeFor(real);
+        const kind: 'image' | 'audio' | 'resource' = mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('audio/') ? 'audio' : 'resource';
+        const block: ContentBlock =
+          kind === 'image'
+            ? { type: 'image', data, mimeType }
+            : kind === 'audio'
+              ? { type: 'audio', data, mimeType }
+              : { type: 'resource', resource: { uri: pathToFileURL(real).href, mimeType, blob: data } };
+        return { content: [block], structured: { path: args.path, mimeType, size, kind } };
+      } finally {
+        await handle.close();
+      }
+    },
+  });
+
+  server.tool({
+    name: 'read_multiple_files',
+    description:
+      'Read several text files at once; more efficient than one call per file. Each file comes back with its path as a ' +
+      'heading; a file that cannot be read reports its own error without failing the others. Each file is capped like ' +
+      `read_text_file, and the whole answer at ${formatSize(maxBytes * MULTI_READ_BUDGET_FACTOR)}. Only works within allowed directories.`,
+    input: readMultipleInput,
+    output: readMultipleOutput,
+    annotations: { title: 'Read Multiple Files', ...READ_ONLY },
+    handler: async (args, ctx) => {
+      const guard = await ctx.paths();
+      let budget = maxBytes * MULTI_READ_BUDGET_FACTOR;
+      const files = await mapWithConcurrency(args.paths, MULTI_READ_CONCURRENCY, async (userPath): Promise<MultiFile & { text: string }> => {
+        try {
+          // Each file may use at most what is left of the shared budget when it starts.
+          const cap = Math.max(1, Math.min(maxBytes, budget));
+          if (budget <= 0) throw ToolError.unavailable('skipped: the combined size limit for one call was reached; read it separately.');
+          const { text, output } = await readTextFile(guard, userPath, {}, cap, ctx.signal);
+          budget -= Buffer.byteLength(output.content);
+          return { path: userPath, ok: true, content: output.content, size: output.size, truncated: output.truncated, text };
+        } catch (error) {
+          const message = error instanceof ToolError ? error.message : 'the file could not be read.';
+          return { path: userPath, ok: false, error: message, text: '' };
+        }
+      });
+      const text = files.map((f) => (f.ok ? `${f.path}:\n${f.text}\n` : `${f.path}: Error - ${f.error}`)).join('\n---\n');
+      const succeeded = files.filter((f) => f.ok).length;
+      return {
+        text,
+        structured: {
+          files: files.map(({ text: _text, ...file }) => file),
+          succeeded,
+          failed: files.length - succeeded,
+        },
+      };
+    },
+  });
+}

@@ -1,0 +1,291 @@
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import { ToolError, throwIfCancelled, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import type { FilesystemConfig } from '../config.js';
+import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
+import { globMatcher, includeExcludeMatcher, searchExcludeMatcher, type PathMatcher } from '../globs.js';
+import { withPathErrors } from '../read-errors.js';
+import { formatSize } from '../sizes.js';
+import { walkBatches } from '../walk.js';
+import { MAX_ENTRIES_CEILING, rootContaining } from './list.js';
+
+const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+const FILE_CONCURRENCY = 16;
+const DEFAULT_CONTENT_RESULTS = 100;
+const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+const MAX_PATTERN_LENGTH = 1000;
+
+const entryType = z.enum(['file', 'directory', 'symlink', 'other']);
+
+async function searchRoot(guardPath: () => Promise<PathGuard>, userPath: string): Promise<{ guard: PathGuard; real: string }> {
+  const guard = await guardPath();
+  const { real } = await guard.resolve(userPath, { mustExist: true });
+  const stat = await withPathErrors(userPath, () => fs.stat(real));
+  if (!stat.isDirectory()) throw ToolError.invalidArgument(`Not a directory: ${userPath}. Give the directory to search in.`);
+  return { guard, real };
+}
+
+function compileGlob(pattern: string, what: string): PathMatcher {
+  try {
+    return globMatcher(pattern);
+  } catch {
+    throw ToolError.invalidArgument(`Invalid glob in ${what}: ${JSON.stringify(pattern)}.`);
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+interface CompiledQuery {
+  lineTest: RegExp;
+  chunkTest: (text: string) => boolean;
+}
+
+function compileQuery(pattern: string, literal: boolean, caseSensitive: boolean): CompiledQuery {
+  if (pattern.length === 0) throw ToolError.invalidArgument('pattern must not be empty.');
+  const source = literal ? escapeRegExp(pattern) : pattern;
+  const flags = caseSensitive ? '' : 'i';
+  let lineTest: RegExp;
+  let chunkRegex: RegExp;
+  try {
+    lineTest = new RegExp(source, flags);
+    chunkRegex = new RegExp(source, `${flags}m`);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replace(/^Invalid regular expression: /, '') : 'invalid';
+    throw ToolError.invalidArgument(`Invalid regular expression ${JSON.stringify(pattern)}: ${reason}. Pass literal: true to search for the text as is.`);
+  }
+  if (literal && caseSensitive) return { lineTest, chunkTest: (text) => text.includes(pattern) };
+  return {
+    lineTest,
+    // Lines are tested without their CR; do the same to the chunk so `$` behaves alike.
+    chunkTest: (text) => chunkRegex.test(text.includes('\r') ? text.replace(/\r(?=\n)/g, '') : text),
+  };
+}
+
+export function registerSearchTools(server: SuiteServer, config: FilesystemConfig): void {
+  const defaultMax = config.limits.maxResults;
+
+  server.tool({
+    name: 'search_files',
+    description:
+      'Recursively search for files and directories whose path matches a glob pattern. The patterns should be glob-style patterns ' +
+      "that match paths relative to the directory searched: use '*.ext' to match files in that directory, and '**/*.ext' " +
+      'to match files in all subdirectories. excludePatterns leave paths (and everything under an excluded directory) out; ' +
+      'a pattern without a slash also matches a name at any depth (node_modules). Returns full paths, ' +
+      `at most ${defaultMax} by default, then a "[truncated ...]" marker. Symbolic links are listed but never followed. ` +
+      'Only searches within allowed directories.',
+    input: z.object({
+      path: z.string().describe('Directory to search in.'),
+      pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).describe("Glob matched against paths relative to path, e.g. '**/*.ts'."),
+      excludePatterns: z.array(z.string()).optional().default([]).describe('Globs of paths to leave out.'),
+      maxResults: z.number().int().min(1).max(MAX_ENTRIES_CEILING).optional().describe(`Most matches to return (default ${defaultMax}).`),
+      respectGitignore: z.boolean().optional().default(false).describe('Leave out what .gitignore files ignore, and .git.'),
+    }),
+    output: z.object({
+      path: z.string(),
+      pattern: z.string(),
+      matches: z.array(z.object({ path: z.string().describe('Full path.'), type: entryType })),
+      truncated: z.boolean().describe('More matches exist than were returned.'),
+      scanned: z.number().describe('Entries looked at.'),
+    }),
+    annotations: { title: 'Search Files', ...READ_ONLY },
+    handler: async (args, ctx) => {
+      const { guard, real } = await searchRoot(() => ctx.paths(), args.path);
+      const matchesPattern = compileGlob(args.pattern, 'pattern');
+      for (const p of args.excludePatterns) compileGlob(p, 'excludePatterns');
+      const excluded = searchExcludeMatcher(args.excludePatterns);
+      const limit = args.maxResults ?? defaultMax;
+      const matches: { path: string; type: z.output<typeof entryType> }[] = [];
+      let scanned = 0;
+      let truncated = false;
+      const gitignoreRoot = rootContaining(guard, real);
+      walk: for await (const batch of walkBatches(real, {
+        exclude: (relative, _isDir, name) => excluded(relative, name),
+        respectGitignore: args.respectGitignore,
+        ...(gitignoreRoot ? { gitignoreRoot } : {}),
+        signal: ctx.signal,
+      })) {
+        for (const entry of batch.entries) {
+          scanned++;
+          if (!matchesPattern(entry.relative)) continue;
+          if (matches.length >= limit) {
+            truncated = true;
+            break walk;
+          }
+          matches.push({ path: entry.path, type: entry.type });
+        }
+        ctx.progress.report(scanned, undefined, `${scanned} entries scanned, ${matches.length} matches`);
+      }
+      const lines = matches.map((m) => m.path);
+      let text = lines.length > 0 ? lines.join('\n') : 'No matches found';
+      if (truncated) text += `\n[truncated: more than ${limit} matches; showing the first ${limit}. Narrow the pattern or raise maxResults.]`;
+      return { text, structured: { path: args.path, pattern: args.pattern, matches, truncated, scanned } };
+    },
+  });
+
+  server.tool({
+    name: 'search_content',
+    description:
+      'Search inside files for a regular expression (or, with literal: true, plain text), like grep. Returns the path ' +
+      '(relative to the directory searched), line number and line of each match, with optional context lines. ' +
+      'include/exclude are globs (a pattern without a slash matches file names at any depth, e.g. "*.ts"). .gitignore files are ' +
+      `respected by default, and .git is skipped. Binary files and files over maxFileBytes (default ${formatSize(DEFAULT_MAX_FILE_BYTES)}) are skipped. ` +
+      `Stops after maxResults matches (default ${DEFAULT_CONTENT_RESULTS}). Reports progress and can be cancelled. Only searches within allowed directories.`,
+    input: z.object({
+      path: z.string().describe('Directory (or single file) to search.'),
+      pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).describe('JavaScript regular expression (or text, with literal: true), matched against each line.'),
+      literal: z.boolean().optional().default(false).describe('Treat pattern as plain text, not a regular expression.'),
+      caseSensitive: z.boolean().optional().default(true).describe('Match case exactly (default true).'),
+      include: z.array(z.string()).optional().default([]).describe('Only search files matching one of these globs, e.g. ["*.ts", "src/**"].'),
+      exclude: z.array(z.string()).optional().default([]).describe('Skip files and directories matching these globs.'),
+      respectGitignore: z.boolean().optional().default(true).describe('Skip what .gitignore files ignore (default true).'),
+      contextLines: z.number().int().min(0).max(20).optional().default(0).describe('Lines of context before and after each match.'),
+      maxResults: z.number().int().min(1).max(10_000).optional().default(DEFAULT_CONTENT_RESULTS).describe('Most matching lines to return.'),
+      maxFileBytes: z.number().int().min(1).optional().default(DEFAULT_MAX_FILE_BYTES).describe('Skip files larger than this many bytes.'),
+    }),
+    output: z.object({
+      path: z.string(),
+      matches: z.array(
+        z.object({
+          path: z.string().describe('Relative to the directory searched, with / separators.'),
+          line: z.number().describe('1-based line number.'),
+          text: z.string().describe('The matching line (cut around the match when very long).'),
+          before: z.array(z.string()).optional(),
+          after: z.array(z.string()).optional(),
+        }),
+      ),
+      filesSearched: z.number(),
+      filesMatched: z.number(),
+      skippedBinary: z.number(),
+      skippedTooLarge: z.number(),
+      skippedUnreadable: z.number(),
+      truncated: z.boolean().describe('maxResults was reached; there may be more matches.'),
+    }),
+    annotations: { title: 'Search File Contents', ...READ_ONLY },
+    handler: async (args, ctx) => {
+      const guard = await ctx.paths();
+      const { real } = await guard.resolve(args.path, { mustExist: true });
+      const stat = await withPathErrors(args.path, () => fs.stat(real));
+      const query = compileQuery(args.pattern, args.literal, args.caseSensitive);
+      for (const p of [...args.include, ...args.exclude]) compileGlob(p, 'include/exclude');
+      const filters = includeExcludeMatcher(args.include, args.exclude);
+
+      const found: (LineMatch & { path: string })[] = [];
+      const counts = { filesSearched: 0, filesMatched: 0, skippedBinary: 0, skippedTooLarge: 0, skippedUnreadable: 0 };
+      // A file had more matches than fitted, or the search stopped with files left: there may be more.
+      let truncated = false;
+      const searchOptions = () => ({
+        lineTest: query.lineTest,
+        chunkTest: query.chunkTest,
+        contextLines: args.contextLines,
+        maxFileBytes: args.maxFileBytes,
+        // One more than can be shown, to know whether a cut hid anything.
+        maxMatches: args.maxResults - found.length + 1,
+        signal: ctx.signal,
+      });
+
+      const record = (relative: string, outcome: FileSearchOutcome): void => {
+        if (outcome.kind === 'binary') counts.skippedBinary++;
+        else if (outcome.kind === 'too-large') counts.skippedTooLarge++;
+        else if (outcome.kind === 'unreadable') counts.skippedUnreadable++;
+        else {
+          counts.filesSearched++;
+          if (outcome.matches.length > 0) counts.filesMatched++;
+          for (const m of outcome.matches) {
+            if (found.length >= args.maxResults) {
+              truncated = true;
+              return;
+            }
+            found.push({ path: relative, ...m });
+          }
+        }
+      };
+
+      if (stat.isFile()) {
+        record(args.path, await searchFile(guard, real, searchOptions()));
+      } else if (stat.isDirectory()) {
+        const gitignoreRoot = rootContaining(guard, real);
+        // Files are searched in parallel but their results are committed in walk order, so
+        // answers (and where maxResults cuts them) do not depend on timing.
+        const inFlight: { relative: string; result: Promise<FileSearchOutcome> }[] = [];
+        const commitOldest = async (): Promise<void> => {
+          const next = inFlight.shift();
+          if (!next) return;
+          record(next.relative, await next.result);
+          ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
+        };
+        walk: for await (const batch of walkBatches(real, {
+          exclude: (relative, isDir, name) => filters.excluded(relative, name) || (!isDir && !filters.included(relative, name)),
+          respectGitignore: args.respectGitignore,
+          ...(gitignoreRoot ? { gitignoreRoot } : {}),
+          signal: ctx.signal,
+        })) {
+          for (const entry of batch.entries) {
+            if (entry.type !== 'file') continue;
+            if (found.length >= args.maxResults) {
+              truncated = true;
+              break walk;
+            }
+            const result = searchFile(guard, entry.path, searchOptions());
+            // Failures are folded into the outcome; this only keeps a cancelled search from leaving unhandled rejections.
+            result.catch(() => undefined);
+            inFlight.push({ relative: entry.relative, result });
+            while (inFlight.length >= FILE_CONCURRENCY) await commitOldest();
+          }
+        }
+        while (inFlight.length > 0 && found.length < args.maxResults) await commitOldest();
+        if (inFlight.length > 0) truncated = true;
+        // Wait for whatever is still running, so no file handle outlives the call.
+        await Promise.allSettled(inFlight.map((f) => f.result));
+        throwIfCancelled(ctx.signal);
+      } else {
+        throw ToolError.invalidArgument(`${args.path} is neither a file nor a directory.`);
+      }
+
+      const text = formatMatches(args.path, found, counts, truncated, args.maxResults, args.contextLines > 0);
+      return { text, structured: { path: args.path, matches: found, ...counts, truncated } };
+    },
+  });
+}
+
+function formatMatches(
+  root: string,
+  found: (LineMatch & { path: string })[],
+  counts: { filesSearched: number; filesMatched: number; skippedBinary: number; skippedTooLarge: number; skippedUnreadable: number },
+  truncated: boolean,
+  maxResults: number,
+  withContext: boolean,
+): string {
+  const skipped: string[] = [];
+  if (counts.skippedBinary) skipped.push(`${counts.skippedBinary} binary`);
+  if (counts.skippedTooLarge) skipped.push(`${counts.skippedTooLarge} too large`);
+  if (counts.skippedUnreadable) skipped.push(`${counts.skippedUnreadable} unreadable`);
+  const skippedText = skipped.length > 0 ? `; skipped ${skipped.join(', ')}` : '';
+  const header =
+    found.length === 0
+      ? `No matches in ${root} (${counts.filesSearched} files searched${skippedText}).`
+      : `${found.length} match${found.length === 1 ? '' : 'es'} in ${counts.filesMatched} file${counts.filesMatched === 1 ? '' : 's'} under ${root} (${counts.filesSearched} files searched${skippedText}):`;
+  const body: string[] = [];
+  for (const m of found) {
+    if (withContext) {
+      const first = m.line - (m.before?.length ?? 0);
+      m.before?.forEach((l, i) => body.push(`${m.path}-${first + i}-${l}`));
+      body.push(`${m.path}:${m.line}:${m.text}`);
+      m.after?.forEach((l, i) => body.push(`${m.path}-${m.line + 1 + i}-${l}`));
+      body.push('--');
+    } else {
+      body.push(`${m.path}:${m.line}:${m.text}`);
+    }
+  }
+  if (withContext && body[body.length - 1] === '--') body.pop();
+  const lines = [header, ...body];
+  if (truncated) lines.push(`[truncated: stopped at maxResults=${maxResults}; there are more matches. Narrow the pattern or include globs, or raise maxResults.]`);
+  return lines.join('\n');
+}
