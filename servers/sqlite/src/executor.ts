@@ -1,0 +1,259 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CancelledError, ToolError, type ToolErrorKind } from '@suite/shared';
+
+/** One cell of a result row: integers beyond 2^53 arrive as strings, BLOBs as { $blob: base64 }. */
+export type Cell = string | number | null | { $blob: string };
+
+export interface RowsResult {
+  columns: string[];
+  rows: Cell[][];
+  rowCount: number;
+  truncated: boolean;
+  /** Some text or BLOB cells were cut to the per-cell limit. */
+  clippedCells: boolean;
+  /** Set for INSERT/UPDATE/DELETE … RETURNING. */
+  changes?: number;
+}
+
+export interface ChangeResult {
+  changes: number;
+  lastInsertRowid: Cell;
+}
+
+export interface PlanResult {
+  plan: { id: number; parent: number; detail: string }[];
+}
+
+export type Params = unknown[] | Record<string, unknown> | undefined;
+
+export interface QueryRequest {
+  sql: string;
+  params?: Params;
+  maxRows: number;
+  maxBytes: number;
+  maxCellChars: number;
+}
+
+export interface ExecutorOptions {
+  file: string;
+  mode: 'read' | 'write';
+  extensions: readonly string[];
+  /** How many query processes may run at once; further calls wait for a free one. */
+  size: number;
+  busyTimeoutMs: number;
+}
+
+interface RunOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Tool name for messages. */
+  label: string;
+}
+
+type ChildMessage =
+  | { type: 'ready' }
+  | { type: 'failed'; message: string }
+  | { type: 'result'; id: number; ok: true; result: unknown }
+  | { type: 'result'; id: number; ok: false; kind: ToolErrorKind; message: string };
+
+interface QueryProcess {
+  child: ChildProcess;
+  ready: Promise<void>;
+  busy: boolean;
+  dead: boolean;
+}
+
+/** The query process script sits next to this module, in src under vitest and in dist when built. */
+const WORKER_SCRIPT = fileURLToPath(new URL('./worker/query-process.js', import.meta.url));
+
+/**
+ * A small pool of query processes on one database file. A call that runs past its timeout, or
+ * whose request is cancelled, kills its process (SIGKILL, so even a query stuck inside SQLite
+ * stops at once) and the next call starts a fresh one; the event loop of the server is never
+ * blocked by user SQL.
+ */
+export class QueryExecutor {
+  private readonly idle: QueryProcess[] = [];
+  private readonly all = new Set<QueryProcess>();
+  private readonly waiting: { grant: (p: QueryProcess) => void; fail: (e: Error) => void }[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: ExecutorOptions) {
+    if (!existsSync(WORKER_SCRIPT)) throw new Error(`The query process script is missing: ${WORKER_SCRIPT}`);
+  }
+
+  /** Process ids of the live query processes (for tests and diagnostics). */
+  get pids(): number[] {
+    return [...this.all].flatMap((p) => (p.child.pid === undefined ? [] : [p.child.pid]));
+  }
+
+  /** Starts one process ahead of the first call, so that call does not pay for the start-up. */
+  async warm(): Promise<void> {
+    const p = await this.acquire();
+    this.release(p);
+  }
+
+  query(request: QueryRequest, options: RunOptions): Promise<RowsResult> {
+    return this.run('query', request, options) as Promise<RowsResult>;
+  }
+
+  write(request: QueryRequest, options: RunOptions): Promise<RowsResult | ChangeResult> {
+    return this.run('write', request, options) as Promise<RowsResult | ChangeResult>;
+  }
+
+  explain(sql: string, options: RunOptions): Promise<PlanResult> {
+    return this.run('explain', { sql, maxRows: 0, maxBytes: 0, maxCellChars: 0 }, options) as Promise<PlanResult>;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w.fail(ToolError.unavailable('The server is shutting down.'));
+    for (const p of [...this.all]) this.kill(p);
+  }
+
+  private async run(op: 'query' | 'write' | 'explain', request: QueryRequest, options: RunOptions): Promise<unknown> {
+    if (options.signal.aborted) throw new CancelledError();
+    const deadline = Date.now() + options.timeoutMs;
+    let process: QueryProcess | undefined;
+    let settled = false;
+    return new Promise<unknown>((resolve, reject) => {
+      const finish = (error: Error | undefined, value?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        options.signal.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve(value);
+      };
+      // Killing is the only way to stop SQLite mid-statement; the pool replaces the process lazily.
+      const stop = (error: Error): void => {
+        if (process) this.kill(process);
+        finish(error);
+      };
+      const onAbort = (): void => stop(new CancelledError());
+      const timer = setTimeout(
+        () =>
+          stop(
+            ToolError.timeout(
+              `${options.label} was stopped after ${formatSeconds(options.timeoutMs)} (the time limit for one call). ` +
+                'Narrow the query (WHERE, LIMIT, an index) or pass a larger timeoutSeconds if the server allows it.',
+            ),
+          ),
+        Math.max(0, deadline - Date.now()),
+      );
+      options.signal.addEventListener('abort', onAbort, { once: true });
+
+      void (async () => {
+        try {
+          const p = await this.acquire();
+          if (settled) {
+            this.release(p);
+            return;
+          }
+          process = p;
+          const id = this.nextId++;
+          const onMessage = (raw: unknown): void => {
+            const message = raw as ChildMessage;
+            if (message.type !== 'result' || message.id !== id) return;
+            p.child.off('message', onMessage);
+            p.child.off('exit', onExit);
+            if (!settled) this.release(p);
+            if (message.ok) finish(undefined, message.result);
+            else finish(new ToolError(`${options.label}: ${message.message}`, message.kind));
+          };
+          const onExit = (): void => {
+            p.child.off('message', onMessage);
+            finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`));
+          };
+          p.child.on('message', onMessage);
+          p.child.once('exit', onExit);
+          p.child.send({ type: 'run', id, op, ...request });
+        } catch (error) {
+          finish(error instanceof Error ? error : new Error(String(error)));
+        }
+      })();
+    });
+  }
+
+  private async acquire(): Promise<QueryProcess> {
+    if (this.closed) throw ToolError.unavailable('The server is shutting down.');
+    const idle = this.idle.pop();
+    if (idle) return idle;
+    if (this.all.size < this.options.size) {
+      const p = this.spawn();
+      p.busy = true;
+      try {
+        await p.ready;
+      } catch (error) {
+        this.kill(p);
+        throw error;
+      }
+      return p;
+    }
+    return new Promise<QueryProcess>((grant, fail) => this.waiting.push({ grant, fail }));
+  }
+
+  private release(p: QueryProcess): void {
+    if (p.dead) return;
+    const next = this.waiting.shift();
+    if (next) {
+      next.grant(p);
+      return;
+    }
+    p.busy = false;
+    this.idle.push(p);
+  }
+
+  private spawn(): QueryProcess {
+    // execArgv is cleared so test runners' loaders and inspector flags stay out of the child;
+    // stdout is closed because in stdio mode it carries the protocol.
+    const child = fork(WORKER_SCRIPT, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json' });
+    const p: QueryProcess = { child, busy: false, dead: false, ready: Promise.resolve() };
+    p.ready = new Promise<void>((resolve, reject) => {
+      const onMessage = (raw: unknown): void => {
+        const message = raw as ChildMessage;
+        if (message.type === 'ready') {
+          child.off('message', onMessage);
+          resolve();
+        } else if (message.type === 'failed') {
+          child.off('message', onMessage);
+          reject(ToolError.unavailable(`The database could not be opened: ${message.message}`));
+        }
+      };
+      child.on('message', onMessage);
+      child.once('exit', () => reject(ToolError.unavailable('The query process could not start.')));
+      child.once('error', () => reject(ToolError.unavailable('The query process could not start.')));
+    });
+    p.ready.catch(() => undefined);
+    child.on('exit', () => this.forget(p));
+    child.on('error', () => this.kill(p));
+    child.send({ type: 'init', file: this.options.file, mode: this.options.mode, extensions: this.options.extensions, busyTimeoutMs: this.options.busyTimeoutMs });
+    this.all.add(p);
+    return p;
+  }
+
+  private kill(p: QueryProcess): void {
+    if (!p.dead) p.child.kill('SIGKILL');
+    this.forget(p);
+  }
+
+  private forget(p: QueryProcess): void {
+    if (p.dead) return;
+    p.dead = true;
+    this.all.delete(p);
+    const at = this.idle.indexOf(p);
+    if (at >= 0) this.idle.splice(at, 1);
+    // A waiting call can now start a process of its own in the freed slot.
+    const next = this.waiting.shift();
+    if (next && !this.closed) {
+      this.acquire().then(next.grant, next.fail);
+    }
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}

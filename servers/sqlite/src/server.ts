@@ -1,0 +1,40 @@
+import { createRequire } from 'node:module';
+import { SuiteServer } from '@suite/shared';
+import type { SqliteConfig } from './config.js';
+import { registerDemoPrompt } from './prompts/demo.js';
+import { registerExplorePrompt } from './prompts/explore.js';
+import { registerInsightsResource } from './resources/insights.js';
+import { registerSchemaResources } from './resources/schema.js';
+import { registerInsightTool } from './tools/insights.js';
+import { registerQueryTools } from './tools/query.js';
+import { registerSchemaTools } from './tools/schema.js';
+import { registerWriteTools } from './tools/write.js';
+
+export type { SqliteConfig } from './config.js';
+export { SqliteDatabase, DEFAULT_LIMITS, type SqliteLimits, type SqliteOptions } from './database.js';
+
+const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+export const VERSION = pkg.version;
+
+function instructions(config: SqliteConfig): string {
+  const mode = config.database.writable
+    ? 'Changes are allowed through write_query and create_table; read_query stays read-only.'
+    : 'The database is read-only: only reads are possible.';
+  return `Queries one SQLite database. Start with list_tables and describe_table, then read_query with ? or :name
+placeholders and params. Results are capped (truncated: true tells you more rows exist); prefer aggregates
+and LIMIT. ${mode}`;
+}
+
+/** Builds the server for one session; the database (and its query processes) is shared. */
+export function buildServer(config: SqliteConfig): SuiteServer {
+  const server = new SuiteServer({ name: pkg.name, version: pkg.version, instructions: instructions(config), changes: config.changes });
+  registerQueryTools(server, config);
+  registerSchemaTools(server, config);
+  if (config.database.writable) registerWriteTools(server, config);
+  registerInsightTool(server, config);
+  registerSchemaResources(server, config);
+  registerInsightsResource(server, config);
+  registerDemoPrompt(server, config);
+  registerExplorePrompt(server, config);
+  return server;
+}

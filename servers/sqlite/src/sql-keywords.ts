@@ -1,0 +1,66 @@
+/**
+ * Reads the bare keywords of one SQL statement, skipping comments, string literals and quoted
+ * identifiers. It is not a parser: SQLite decides what a statement does (stmt.readonly,
+ * stmt.reader); this only finds the statement kinds that are refused on principle in write mode
+ * (ATTACH, VACUUM INTO) and gives clearer messages.
+ */
+export function bareWords(sql: string, limit = Infinity): string[] {
+  const words: string[] = [];
+  let i = 0;
+  const n = sql.length;
+  while (i < n && words.length < limit) {
+    const c = sql[i]!;
+    if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      i = end < 0 ? n : end + 1;
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end < 0 ? n : end + 2;
+    } else if (c === "'" || c === '"' || c === '`') {
+      i = skipQuoted(sql, i, c);
+    } else if (c === '[') {
+      const end = sql.indexOf(']', i);
+      i = end < 0 ? n : end + 1;
+    } else if (/[A-Za-z_]/.test(c)) {
+      let j = i + 1;
+      while (j < n && /[A-Za-z0-9_$]/.test(sql[j]!)) j++;
+      words.push(sql.slice(i, j).toUpperCase());
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return words;
+}
+
+function skipQuoted(sql: string, start: number, quote: string): number {
+  let i = start + 1;
+  while (i < sql.length) {
+    if (sql[i] === quote) {
+      // A doubled quote is an escaped quote inside the literal.
+      if (sql[i + 1] === quote) i += 2;
+      else return i + 1;
+    } else {
+      i++;
+    }
+  }
+  return sql.length;
+}
+
+export type StatementKind = 'attach' | 'vacuum-into' | 'other';
+
+/** What a statement is, for the statement kinds that need an explicit flag. */
+export function statementKind(sql: string): StatementKind {
+  const words = bareWords(sql);
+  const first = words[0];
+  if (first === 'ATTACH' || first === 'DETACH') return 'attach';
+  if (first === 'VACUUM' && words.includes('INTO')) return 'vacuum-into';
+  return 'other';
+}
+
+/** True when the statement is CREATE [TEMP] TABLE (create_table accepts nothing else). */
+export function isCreateTable(sql: string): boolean {
+  const words = bareWords(sql, 3);
+  if (words[0] !== 'CREATE') return false;
+  return words[1] === 'TABLE' || ((words[1] === 'TEMP' || words[1] === 'TEMPORARY') && words[2] === 'TABLE');
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import type { SuiteServer } from '@suite/shared';
+import type { SqliteConfig } from '../config.js';
+
+export const INSIGHTS_URI = 'memo://insights';
+const MAX_INSIGHTS = 1000;
+
+export function insightsMemo(insights: readonly string[]): string {
+  if (insights.length === 0) return 'No business insights have been recorded yet.\n';
+  return ['📊 Business Intelligence Memo 📊', '', 'Key insights discovered:', '', ...insights.map((i) => `- ${i}`), ''].join('\n');
+}
+
+export function registerInsightTool(server: SuiteServer, config: SqliteConfig): void {
+  const insights = config.database.insights;
+  server.tool({
+    name: 'append_insight',
+    description: `Adds a business insight discovered from the data to the ${INSIGHTS_URI} memo resource.`,
+    input: z.object({ insight: z.string().trim().min(1).max(10_000).describe('The insight, in a sentence or two') }),
+    output: z.object({ count: z.number().int() }),
+    // Changes only the in-memory memo, never the database.
+    annotations: { title: 'Record an insight', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    handler: async ({ insight }) => {
+      if (insights.length >= MAX_INSIGHTS) insights.shift();
+      insights.push(insight);
+      config.changes?.publish(INSIGHTS_URI);
+      return { text: `Insight added to ${INSIGHTS_URI} (${insights.length} in the memo).`, structured: { count: insights.length } };
+    },
+  });
+}

@@ -1,0 +1,226 @@
+// @ts-check
+/**
+ * The query process: runs user SQL on its own better-sqlite3 connection, one request at a time.
+ *
+ * It is a child process rather than a worker thread on purpose: better-sqlite3 runs a statement
+ * synchronously inside sqlite3_step, and this build omits the progress callback, so neither
+ * Worker.terminate() nor anything else can stop a long aggregate or sort until SQLite returns.
+ * SIGKILL on a process can. This file is plain JavaScript so that the same file runs from src
+ * (under vitest) and from dist (tsc copies it).
+ *
+ * Protocol (JSON over the IPC channel):
+ *   parent -> child: { type: 'init', file, mode: 'read' | 'write', extensions, busyTimeoutMs }
+ *   child -> parent: { type: 'ready' } | { type: 'failed', message }
+ *   parent -> child: { type: 'run', id, op: 'query' | 'write' | 'explain', sql, params, maxRows, maxBytes, maxCellChars }
+ *   child -> parent: { type: 'result', id, ok: true, result } | { type: 'result', id, ok: false, kind, message }
+ */
+import Database from 'better-sqlite3';
+
+/** @typedef {string | number | null | { $blob: string }} Cell */
+/** @typedef {{ type: 'init', file: string, mode: 'read' | 'write', extensions: string[], busyTimeoutMs: number }} InitMessage */
+/**
+ * @typedef {{ type: 'run', id: number, op: 'query' | 'write' | 'explain', sql: string,
+ *   params: unknown, maxRows: number, maxBytes: number, maxCellChars: number }} RunMessage
+ */
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** @type {import('better-sqlite3').Database | undefined} */
+let db;
+/** @type {'read' | 'write'} */
+let mode = 'read';
+
+/** @param {unknown} message */
+function send(message) {
+  if (process.send) process.send(message);
+}
+
+// The parent going away (crash, SIGKILL) must not leave this process behind.
+process.on('disconnect', () => process.exit(0));
+
+process.on('message', (raw) => {
+  const message = /** @type {InitMessage | RunMessage} */ (raw);
+  if (message.type === 'init') {
+    try {
+      open(message);
+      send({ type: 'ready' });
+    } catch (error) {
+      send({ type: 'failed', message: errorMessage(error) });
+    }
+    return;
+  }
+  if (message.type === 'run') {
+    try {
+      const result = run(message);
+      send({ type: 'result', id: message.id, ok: true, result });
+    } catch (error) {
+      const kind = error instanceof RefusedError ? error.kind : isSqliteError(error) ? 'invalid_argument' : 'failed';
+      send({ type: 'result', id: message.id, ok: false, kind, message: errorMessage(error) });
+    }
+  }
+});
+
+/** @param {InitMessage} init */
+function open(init) {
+  mode = init.mode;
+  db = new Database(init.file, { readonly: mode === 'read', fileMustExist: true, timeout: init.busyTimeoutMs });
+  // Second lock on the door: even a statement that slipped past the checks cannot change the file.
+  if (mode === 'read') db.pragma('query_only = ON');
+  db.defaultSafeIntegers(true);
+  for (const extension of init.extensions) db.loadExtension(extension);
+}
+
+class RefusedError extends Error {
+  /** @param {string} message @param {string} kind */
+  constructor(message, kind = 'access_denied') {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/** @param {RunMessage} request */
+function run(request) {
+  if (!db) throw new Error('The query process is not initialised.');
+  if (request.op === 'explain') return explain(db, request);
+  // prepare() compiles exactly one statement and throws on a second one: no exec() of user text.
+  const stmt = db.prepare(request.sql);
+  if (request.op === 'query') {
+    if (!stmt.readonly || !stmt.reader) {
+      throw new RefusedError(
+        'read_query runs only a single statement that reads and returns rows (SELECT, WITH … SELECT, VALUES, read-only PRAGMA). ' +
+          (mode === 'read' ? 'This server is read-only.' : 'Use write_query for changes.'),
+      );
+    }
+    return readRows(stmt, request);
+  }
+  if (mode !== 'write') throw new RefusedError('This query process is read-only.');
+  if (stmt.reader && stmt.readonly) {
+    throw new RefusedError('write_query is for statements that change the database; use read_query for SELECT.', 'invalid_argument');
+  }
+  if (stmt.reader) {
+    // INSERT/UPDATE/DELETE … RETURNING: the change happens, and the returned rows are bounded like a read.
+    const rows = readRows(stmt, request);
+    return { ...rows, changes: rows.rowCount };
+  }
+  const info = bind(stmt, request.params, (b) => stmt.run(...b));
+  return { changes: info.changes, lastInsertRowid: toCell(info.lastInsertRowid, request.maxCellChars).cell };
+}
+
+/**
+ * @param {import('better-sqlite3').Statement} stmt
+ * @param {RunMessage} request
+ */
+function readRows(stmt, request) {
+  stmt.safeIntegers(true);
+  const columns = stmt.columns().map((c) => c.name);
+  /** @type {Cell[][]} */
+  const rows = [];
+  let bytes = 0;
+  let truncated = false;
+  let clipped = false;
+  stmt.raw(true);
+  const iterator = bind(stmt, request.params, (b) => stmt.iterate(...b));
+  try {
+    for (const raw of iterator) {
+      // One row past the cap tells us there is more without reading the rest.
+      if (rows.length >= request.maxRows) {
+        truncated = true;
+        break;
+      }
+      const row = /** @type {unknown[]} */ (raw).map((value) => {
+        const converted = toCell(value, request.maxCellChars);
+        if (converted.clipped) clipped = true;
+        return converted.cell;
+      });
+      const rowBytes = JSON.stringify(row).length + 1;
+      if (bytes + rowBytes > request.maxBytes && rows.length > 0) {
+        truncated = true;
+        break;
+      }
+      bytes += rowBytes;
+      rows.push(row);
+    }
+  } finally {
+    // Finalises the cursor so the read transaction ends now, not at the next statement.
+    iterator.return?.();
+  }
+  return { columns, rows, rowCount: rows.length, truncated: truncated || clipped, clippedCells: clipped };
+}
+
+/**
+ * @param {import('better-sqlite3').Database} connection
+ * @param {RunMessage} request
+ */
+function explain(connection, request) {
+  // The user text follows a fixed prefix; prepare() still refuses a second statement.
+  const stmt = connection.prepare(`EXPLAIN QUERY PLAN ${request.sql}`);
+  stmt.safeIntegers(false);
+  const plan = /** @type {{ id: number, parent: number, detail: string }[]} */ (stmt.all());
+  return { plan: plan.map((p) => ({ id: p.id, parent: p.parent, detail: p.detail })) };
+}
+
+/**
+ * Binds positional (array) or named (object) parameters. Booleans become 0/1 and
+ * { $blob: base64 } becomes a BLOB, mirroring how results come back.
+ * @template T
+ * @param {import('better-sqlite3').Statement} stmt
+ * @param {unknown} params
+ * @param {(bindings: unknown[]) => T} call
+ * @returns {T}
+ */
+function bind(stmt, params, call) {
+  if (params === undefined || params === null) return call([]);
+  if (Array.isArray(params)) return call(params.map(toBinding));
+  /** @type {Record<string, unknown>} */
+  const named = {};
+  for (const [key, value] of Object.entries(/** @type {Record<string, unknown>} */ (params))) {
+    named[key.replace(/^[:@$]/, '')] = toBinding(value);
+  }
+  void stmt;
+  return call([named]);
+}
+
+/** @param {unknown} value */
+function toBinding(value) {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value && typeof value === 'object' && '$blob' in value) {
+    return Buffer.from(String(/** @type {{ $blob: unknown }} */ (value).$blob), 'base64');
+  }
+  return value;
+}
+
+/**
+ * Converts one SQLite value to JSON without losing anything: integers beyond 2^53 become
+ * decimal strings, BLOBs become { $blob: base64 }, and only over-long text is clipped (flagged).
+ * @param {unknown} value
+ * @param {number} maxCellChars
+ * @returns {{ cell: Cell, clipped: boolean }}
+ */
+function toCell(value, maxCellChars) {
+  if (value === null || value === undefined) return { cell: null, clipped: false };
+  if (typeof value === 'bigint') {
+    const fits = value <= MAX_SAFE && value >= -MAX_SAFE;
+    return { cell: fits ? Number(value) : value.toString(), clipped: false };
+  }
+  if (typeof value === 'number') return { cell: Number.isFinite(value) ? value : String(value), clipped: false };
+  if (typeof value === 'string') {
+    if (value.length <= maxCellChars) return { cell: value, clipped: false };
+    return { cell: `${value.slice(0, maxCellChars)}… [${value.length - maxCellChars} more characters]`, clipped: true };
+  }
+  if (Buffer.isBuffer(value)) {
+    const maxBlobBytes = Math.floor((maxCellChars * 3) / 4);
+    if (value.length <= maxBlobBytes) return { cell: { $blob: value.toString('base64') }, clipped: false };
+    return { cell: { $blob: value.subarray(0, maxBlobBytes).toString('base64') }, clipped: true };
+  }
+  return { cell: String(value), clipped: false };
+}
+
+/** @param {unknown} error */
+function isSqliteError(error) {
+  return error instanceof Database.SqliteError || error instanceof RangeError || error instanceof TypeError;
+}
+
+/** @param {unknown} error */
+function errorMessage(error) {
+  return error instanceof Error ? error.message : String(error);
+}
