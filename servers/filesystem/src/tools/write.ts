@@ -1,0 +1,115 @@
+import { lstat, mkdir, realpath, rmdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ToolError, type PathGuard, type SuiteServer } from '@suite/shared';
+import type { FilesystemConfig } from '../config.js';
+import { accessDenied } from '../entry-path.js';
+import { withFsErrors } from '../fs-errors.js';
+
+const writeFileOutput = z.object({
+  path: z.string().describe('The path as given'),
+  bytes: z.number().int().describe('Bytes written (UTF-8)'),
+  created: z.boolean().describe('True when the file did not exist before'),
+});
+
+const createDirectoryOutput = z.object({
+  path: z.string().describe('The path as given'),
+  created: z.boolean().describe('False when the directory already existed'),
+  createdDirectories: z.number().int().describe('How many directories were made, parents included'),
+});
+
+/** write_file and create_directory. */
+export function registerWriteTools(server: SuiteServer, _config: FilesystemConfig): void {
+  server.tool({
+    name: 'write_file',
+    description:
+      'Create a new file or completely replace an existing file with the given text (UTF-8). ' +
+      'Overwrites without asking, so read the file first when it may hold something worth keeping; to change part of a file use edit_file. ' +
+      'The write is atomic (a temporary file in the same directory, then a rename): readers see the old or the new content, never half. ' +
+      'An existing file keeps its permission bits. The parent directory must exist (create it with create_directory). ' +
+      'A symlink is written through only when it leads to a file inside the allowed directories. Only works within allowed directories.',
+    input: z.object({
+      path: z.string().describe('File to create or replace'),
+      content: z.string().describe('The complete new content of the file'),
+    }),
+    output: writeFileOutput,
+    annotations: { title: 'Write File', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    handler: async ({ path: userPath, content }, ctx) => {
+      const guard = await ctx.paths();
+      const { real, exists } = await guard.resolve(userPath);
+      const parent = await stat(path.dirname(real)).catch(() => undefined);
+      if (!parent) throw ToolError.notFound(`The parent directory of ${userPath} does not exist. Create it first with create_directory.`);
+      if (!parent.isDirectory()) throw ToolError.conflict(`Cannot write ${userPath}: its parent is not a directory.`);
+      await withFsErrors(userPath, 'write', () => guard.writeFileAtomic(real, content, { userPath }));
+      const bytes = Buffer.byteLength(content, 'utf8');
+      const text = `Successfully wrote to ${userPath} (${bytes} bytes, ${exists ? 'replaced' : 'created'}).`;
+      return { text, structured: { path: userPath, bytes, created: !exists } };
+    },
+  });
+
+  server.tool({
+    name: 'create_directory',
+    description:
+      'Create a directory, with any missing parents (like mkdir -p). Succeeds without change when the directory already exists. ' +
+      'Fails when a file is in the way. Only works within allowed directories.',
+    input: z.object({ path: z.string().describe('Directory to create') }),
+    output: createDirectoryOutput,
+    annotations: { title: 'Create Directory', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async ({ path: userPath }, ctx) => {
+      const guard = await ctx.paths();
+      const { real, exists } = await guard.resolve(userPath);
+      if (exists) {
+        const existing = await stat(real);
+        if (!existing.isDirectory()) throw ToolError.conflict(`Cannot create directory ${userPath}: a file with that name exists.`);
+        return { text: `Directory ${userPath} already exists.`, structured: { path: userPath, created: false, createdDirectories: 0 } };
+      }
+      const made = await withFsErrors(userPath, 'create directory', () => makeDirectories(guard, real, userPath));
+      return {
+        text: `Successfully created directory ${userPath}${made > 1 ? ` (${made} directories including parents)` : ''}.`,
+        structured: { path: userPath, created: made > 0, createdDirectories: made },
+      };
+    },
+  });
+}
+
+/**
+ * mkdir -p, one component at a time, checking after each mkdir that the new directory really is
+ * where it was meant to be. A parent swapped for a symlink between the check and the mkdir would
+ * otherwise let `recursive: true` build a tree outside the roots; here such a directory is
+ * removed again and the call refused.
+ */
+async function makeDirectories(guard: PathGuard, real: string, userPath: string): Promise<number> {
+  const missing: string[] = [];
+  let current = real;
+  for (;;) {
+    const found = await lstat(current).catch(() => undefined);
+    if (found) {
+      if (!found.isDirectory()) throw ToolError.conflict(`Cannot create directory ${userPath}: a component of the path is a file.`);
+      break;
+    }
+    missing.unshift(current);
+    const parent = path.dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  let made = 0;
+  for (const dir of missing) {
+    let madeHere = false;
+    try {
+      await mkdir(dir);
+      madeHere = true;
+      made++;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const raced = await lstat(dir);
+      if (!raced.isDirectory()) throw ToolError.conflict(`Cannot create directory ${userPath}: a component of the path is not a directory.`);
+    }
+    const actual = await realpath(dir).catch(() => undefined);
+    if (actual !== dir || !guard.contains(actual)) {
+      // Only undo what this call made: an empty directory that was already there is not ours to remove.
+      if (madeHere && actual !== undefined && !guard.contains(actual)) await rmdir(dir).catch(() => undefined);
+      throw accessDenied(userPath);
+    }
+  }
+  return made;
+}
