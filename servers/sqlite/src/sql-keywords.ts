@@ -64,3 +64,42 @@ export function isCreateTable(sql: string): boolean {
   if (words[0] !== 'CREATE') return false;
   return words[1] === 'TABLE' || ((words[1] === 'TEMP' || words[1] === 'TEMPORARY') && words[2] === 'TABLE');
 }
+
+/**
+ * SQLite applies flag PRAGMAs (query_only, foreign_keys, …) while it compiles the statement,
+ * before any check on the prepared statement can refuse it, and EXPLAIN does not stop that.
+ * So read-only calls accept PRAGMA only as a bare read, `PRAGMA name` or `PRAGMA schema.name`;
+ * pragmas with arguments are available as table-valued functions (SELECT * FROM pragma_table_info(?)),
+ * which SQLite offers only for pragmas without side effects.
+ */
+export function hasPragmaWithArguments(sql: string): boolean {
+  if (!bareWords(sql).includes('PRAGMA')) return false;
+  // An allow-list of the one harmless shape, checked on the text without comments.
+  return !/^\s*pragma\s+[A-Za-z_][\w$]*(?:\s*\.\s*[A-Za-z_][\w$]*)?\s*;?\s*$/i.test(withoutComments(sql));
+}
+
+/** The statement with comments replaced by a space (string literals and quoted names kept). */
+export function withoutComments(sql: string): string {
+  let out = '';
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      i = end < 0 ? sql.length : end + 1;
+      out += ' ';
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end < 0 ? sql.length : end + 2;
+      out += ' ';
+    } else if (c === "'" || c === '"' || c === '`') {
+      const end = skipQuoted(sql, i, c);
+      out += sql.slice(i, end);
+      i = end;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}

@@ -3,6 +3,7 @@ import { ToolError, type SuiteServer } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 import type { RowsResult } from '../executor.js';
 import { renderTable } from '../result-table.js';
+import { hasPragmaWithArguments } from '../sql-keywords.js';
 import { PARAMS, ROWS_OUTPUT, SQL, callTimeoutMs, maxRowsArg, timeoutArg } from './schemas.js';
 
 /** The text answer: the table, then one line saying how complete it is. */
@@ -31,6 +32,7 @@ export function registerQueryTools(server: SuiteServer, config: SqliteConfig): v
     output: ROWS_OUTPUT,
     annotations: { title: 'Run a read-only query', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async ({ sql, params, maxRows, timeoutSeconds }, ctx) => {
+      refusePragmaArguments(sql);
       const rowCap = maxRows ?? limits.defaultMaxRows;
       const result = await db.reader.query(
         { sql, params, maxRows: rowCap, maxBytes: limits.maxBytes, maxCellChars: limits.maxCellChars },
@@ -50,11 +52,20 @@ export function registerQueryTools(server: SuiteServer, config: SqliteConfig): v
     output: z.object({ plan: z.array(z.object({ id: z.number().int(), parent: z.number().int(), detail: z.string() })) }),
     annotations: { title: 'Explain a query plan', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async ({ sql }, ctx) => {
+      refusePragmaArguments(sql);
       if (/^\s*explain\b/i.test(sql)) throw ToolError.invalidArgument('Give the statement without EXPLAIN; explain_query adds EXPLAIN QUERY PLAN itself.');
       const { plan } = await db.reader.explain(sql, { timeoutMs: limits.timeoutMs, signal: ctx.signal, label: 'explain_query' });
       return { text: planTree(plan), structured: { plan } };
     },
   });
+}
+
+function refusePragmaArguments(sql: string): void {
+  if (hasPragmaWithArguments(sql)) {
+    throw ToolError.accessDenied(
+      'Only a bare PRAGMA read (PRAGMA name) is allowed here; for pragmas with arguments use the table-valued form, e.g. SELECT * FROM pragma_table_info(\'t\').',
+    );
+  }
 }
 
 /** EXPLAIN QUERY PLAN rows (id, parent) as an indented tree. */

@@ -81,6 +81,20 @@ class RefusedError extends Error {
 /** @param {RunMessage} request */
 function run(request) {
   if (!db) throw new Error('The query process is not initialised.');
+  try {
+    return runStatement(db, request);
+  } finally {
+    // The parent refuses PRAGMA assignments before they get here; should one ever slip through,
+    // SQLite would have applied it while compiling, so put the lock back whatever happened.
+    if (mode === 'read' && /pragma/i.test(request.sql) && db.pragma('query_only', { simple: true }) !== 1n) db.pragma('query_only = ON');
+  }
+}
+
+/**
+ * @param {import('better-sqlite3').Database} db
+ * @param {RunMessage} request
+ */
+function runStatement(db, request) {
   if (request.op === 'explain') return explain(db, request);
   // prepare() compiles exactly one statement and throws on a second one: no exec() of user text.
   const stmt = db.prepare(request.sql);

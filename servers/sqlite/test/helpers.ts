@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { ChangeHub } from '@suite/shared';
+import { connectInProcess, makeTempDir, type TestSession } from '@suite/shared/testing';
+import { SqliteDatabase, buildServer, type SqliteOptions } from '../src/server.js';
+
+export const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
+
+/** A real database file in a fresh temporary directory, with a few rows of every type. */
+export async function makeDatabaseFile(setupSql = SAMPLE_SQL, name = 'sample.db'): Promise<{ dir: string; file: string; cleanup: () => Promise<void> }> {
+  const { dir, cleanup } = await makeTempDir('sqlite-test-');
+  const file = path.join(dir, name);
+  const db = new Database(file);
+  db.exec(setupSql);
+  db.close();
+  return { dir, file, cleanup };
+}
+
+export const SAMPLE_SQL = `
+CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT UNIQUE, team_id INTEGER REFERENCES teams(id) ON DELETE SET NULL, score REAL DEFAULT 0);
+CREATE TABLE teams (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE INDEX people_by_team ON people(team_id, name);
+CREATE VIEW team_sizes AS SELECT team_id, count(*) AS n FROM people GROUP BY team_id;
+INSERT INTO teams VALUES (1, 'core'), (2, 'docs');
+INSERT INTO people VALUES (1, 'Ada', 'ada@example.com', 1, 9.5), (2, 'Grace', 'grace@example.com', 1, 8), (3, 'Edsger', NULL, 2, 7.25);
+`;
+
+/** Everything under a directory, with each file's size and content hash: proves nothing was created or changed. */
+export function snapshotTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    const stat = statSync(full);
+    out[name] = stat.isDirectory() ? 'dir' : `${stat.size}:${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
+  }
+  return out;
+}
+
+export interface Harness {
+  session: TestSession;
+  database: SqliteDatabase;
+  hub: ChangeHub;
+  close: () => Promise<void>;
+}
+
+/** The server in-process, through the real protocol, on a database file. */
+export async function openServer(options: SqliteOptions): Promise<Harness> {
+  const database = await SqliteDatabase.open({ workers: 2, ...options });
+  const hub = new ChangeHub({ debounceMs: 100 });
+  const session = await connectInProcess(buildServer({ database, changes: hub }));
+  return {
+    session,
+    database,
+    hub,
+    close: async () => {
+      await session.close();
+      await hub.close();
+      await database.close();
+    },
+  };
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A recursive CTE that keeps SQLite busy inside one step for many seconds. */
+export const LONG_QUERY = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) FROM c';
