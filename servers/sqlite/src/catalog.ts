@@ -81,15 +81,15 @@ export function describeTable(db: SqliteDatabase, name: string): TableDescriptio
   const table = requireTable(db, name);
   return db.catalogQuery((c) => {
     const columns = (
-      c.prepare('SELECT name, type, "notnull" AS notNull, dflt_value AS dflt, pk, hidden FROM pragma_table_xinfo(?)').all(table.name) as {
+      c.prepare('SELECT name, type, "notnull" AS not_null, dflt_value AS dflt, pk, hidden FROM pragma_table_xinfo(?)').all(table.name) as {
         name: string;
         type: string;
-        notNull: number;
+        not_null: number;
         dflt: string | null;
         pk: number;
         hidden: number;
       }[]
-    ).map((col) => ({ name: col.name, type: col.type, notNull: col.notNull === 1, default: col.dflt, primaryKey: col.pk, hidden: col.hidden !== 0 }));
+    ).map((col) => ({ name: col.name, type: col.type, notNull: col.not_null === 1, default: col.dflt, primaryKey: col.pk, hidden: col.hidden !== 0 }));
     const indexRows = c.prepare('SELECT name, "unique" AS isUnique, origin, partial FROM pragma_index_list(?) ORDER BY seq').all(table.name) as {
       name: string;
       isUnique: number;
