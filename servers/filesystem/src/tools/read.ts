@@ -292,14 +292,17 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
       const guard = await ctx.paths();
       let budget = maxBytes * MULTI_READ_BUDGET_FACTOR;
       const files = await mapWithConcurrency(args.paths, MULTI_READ_CONCURRENCY, async (userPath): Promise<MultiFile & { text: string }> => {
+        // Each file reserves its cap from the shared budget before reading and gives back what it did not use,
+        // so files read in parallel cannot together overshoot the budget.
+        const cap = Math.min(maxBytes, budget);
+        budget -= cap;
         try {
-          // Each file may use at most what is left of the shared budget when it starts.
-          const cap = Math.max(1, Math.min(maxBytes, budget));
-          if (budget <= 0) throw ToolError.unavailable('skipped: the combined size limit for one call was reached; read it separately.');
+          if (cap <= 0) throw ToolError.unavailable('skipped: the combined size limit for one call was reached; read it separately.');
           const { text, output } = await readTextFile(guard, userPath, {}, cap, ctx.signal);
-          budget -= Buffer.byteLength(output.content);
+          budget += cap - Buffer.byteLength(output.content);
           return { path: userPath, ok: true, content: output.content, size: output.size, truncated: output.truncated, text };
         } catch (error) {
+          budget += cap;
           const message = error instanceof ToolError ? error.message : 'the file could not be read.';
           return { path: userPath, ok: false, error: message, text: '' };
         }
