@@ -1,0 +1,230 @@
+/**
+ * The connection pool and the transaction discipline every tool goes through:
+ *   read-only: BEGIN READ ONLY (plus a snapshot, so SET TRANSACTION READ WRITE is refused) ->
+ *              one statement over the extended protocol -> ROLLBACK, always;
+ *   write:     BEGIN -> one statement -> COMMIT.
+ * A pooled connection goes back to the pool only when it is known to be clean (idle, no
+ * cancellation in flight, an ordinary command); otherwise it is destroyed.
+ */
+import pg from 'pg';
+import { CancelledError, ToolError } from '@suite/shared';
+import { BoundedQuery, type BoundedResult } from './bounded-query.js';
+import type { PostgresLimits } from './config.js';
+import { QUERY_CANCELED, isDatabaseError, redactSecrets, toToolError } from './errors.js';
+import { BUILTIN_TYPE_NAMES } from './values.js';
+
+/** Where we are connected, without credentials: for messages and resource URIs. */
+export interface DatabaseTarget {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+}
+
+export interface DatabaseOptions {
+  /** A postgres:// URL; when absent, pg reads the standard PG* variables. */
+  connectionString?: string;
+  /** Sets default_transaction_read_only on every pooled session (a further layer). */
+  readOnlySessions: boolean;
+  limits: PostgresLimits;
+  poolSize?: number;
+}
+
+/** Command tags after which a connection is known to carry nothing over to the next call. */
+const CLEAN_COMMANDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'FETCH', 'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY']);
+
+/** Statements of one transaction; the user's SQL only ever goes through `bounded`. */
+export interface Transaction {
+  readonly client: pg.ClientBase;
+  /** Runs one statement (the user's) over the extended protocol, with the row and byte caps. */
+  bounded(sql: string, params: readonly unknown[], caps?: { maxRows?: number; maxBytes?: number }): Promise<BoundedResult>;
+  /** Runs our own catalog SQL (parameters bound, never formatted in). */
+  rows<R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Names of the given type oids. */
+  typeNames(oids: readonly number[]): Promise<Map<number, string>>;
+}
+
+export class Database {
+  readonly pool: pg.Pool;
+  readonly target: DatabaseTarget;
+  readonly limits: PostgresLimits;
+  private readonly secrets: string[];
+  private readonly typeNameCache = new Map<number, string>(BUILTIN_TYPE_NAMES);
+
+  constructor(private readonly options: DatabaseOptions) {
+    this.limits = options.limits;
+    this.target = describeTarget(options.connectionString);
+    this.secrets = [passwordOf(options.connectionString), process.env.PGPASSWORD].filter((s): s is string => typeof s === 'string' && s.length > 0);
+    this.pool = new pg.Pool({ ...this.clientConfig(true), max: options.poolSize ?? 4, idleTimeoutMillis: 30_000 });
+    // An idle pooled connection that dies (server restart) must not crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Settings for any connection we open (the pool, the cancel side-channel, the LISTEN connection). */
+  clientConfig(forStatements: boolean): pg.ClientConfig {
+    const settings = ['-c bytea_output=hex', '-c DateStyle=ISO'];
+    if (forStatements && this.options.readOnlySessions) settings.push('-c default_transaction_read_only=on');
+    return {
+      ...(this.options.connectionString ? { connectionString: this.options.connectionString } : {}),
+      application_name: 'mcp-server-postgres',
+      connectionTimeoutMillis: 10_000,
+      options: settings.join(' '),
+      ...(forStatements
+        ? {
+            statement_timeout: this.limits.statementTimeoutMs,
+            lock_timeout: this.limits.lockTimeoutMs,
+            idle_in_transaction_session_timeout: this.limits.idleInTransactionTimeoutMs,
+          }
+        : {}),
+    };
+  }
+
+  /** Removes credentials from a message. */
+  redact(text: string): string {
+    return redactSecrets(text, this.secrets);
+  }
+
+  /** Read-only transaction, always rolled back. */
+  readOnly<T>(signal: AbortSignal, fn: (tx: Transaction) => Promise<T>, sqlForErrors?: string): Promise<T> {
+    return this.transaction('read-only', signal, fn, sqlForErrors);
+  }
+
+  /** Read-write transaction, committed when fn succeeds. */
+  readWrite<T>(signal: AbortSignal, fn: (tx: Transaction) => Promise<T>, sqlForErrors?: string): Promise<T> {
+    return this.transaction('read-write', signal, fn, sqlForErrors);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private async transaction<T>(mode: 'read-only' | 'read-write', signal: AbortSignal, fn: (tx: Transaction) => Promise<T>, sqlForErrors?: string): Promise<T> {
+    if (signal.aborted) throw new CancelledError();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toToolError(error, undefined, this.secrets);
+    }
+    let clean = true;
+    let stopped: 'cancelled' | 'timeout' | undefined;
+    const stop = (why: 'cancelled' | 'timeout'): void => {
+      if (stopped) return;
+      stopped = why;
+      clean = false;
+      void this.cancelBackend(backendPid(client));
+    };
+    const onAbort = (): void => stop('cancelled');
+    signal.addEventListener('abort', onAbort, { once: true });
+    // statement_timeout does the work; this catches a server or network that stops answering.
+    const deadline = setTimeout(() => stop('timeout'), this.limits.statementTimeoutMs + 5_000);
+    const tx = this.transactionApi(client, () => (clean = false));
+    try {
+      // The SELECT takes the transaction's first snapshot: from then on PostgreSQL refuses
+      // SET TRANSACTION READ WRITE ("must be set before any query").
+      await client.query(mode === 'read-only' ? 'BEGIN TRANSACTION READ ONLY; SELECT 1' : 'BEGIN TRANSACTION READ WRITE');
+      const value = await fn(tx);
+      await client.query(mode === 'read-only' ? 'ROLLBACK' : 'COMMIT');
+      if (stopped === 'cancelled') throw new CancelledError();
+      return value;
+    } catch (error) {
+      if (stopped === 'cancelled' || (isDatabaseError(error) && error.code === QUERY_CANCELED && signal.aborted)) throw new CancelledError();
+      if (stopped === 'timeout' || (isDatabaseError(error) && error.code === QUERY_CANCELED)) {
+        clean = false;
+        throw ToolError.timeout(
+          `The statement was cancelled on the server after the statement timeout (${this.limits.statementTimeoutMs} ms). Narrow the query (WHERE, LIMIT) or raise --statement-timeout.`,
+        );
+      }
+      if (clean && isDatabaseError(error)) {
+        // An ordinary SQL error: the transaction is aborted, and a ROLLBACK makes the connection reusable.
+        await client.query('ROLLBACK').catch(() => (clean = false));
+      } else {
+        clean = false;
+      }
+      throw toToolError(error, sqlForErrors, this.secrets);
+    } finally {
+      clearTimeout(deadline);
+      signal.removeEventListener('abort', onAbort);
+      const reusable = clean && !stopped && client.getTransactionStatus() === 'I';
+      client.release(reusable ? undefined : true);
+    }
+  }
+
+  private transactionApi(client: pg.PoolClient, markDirty: () => void): Transaction {
+    return {
+      client,
+      bounded: async (sql, params, caps = {}) => {
+        const result = await BoundedQuery.run(client, sql, [...params], caps.maxRows ?? this.limits.maxRows, caps.maxBytes ?? this.limits.maxBytes);
+        // PREPARE, LISTEN, DECLARE ... WITH HOLD and the like outlive a ROLLBACK or are not worth the doubt.
+        if (result.command !== undefined && !CLEAN_COMMANDS.has(result.command)) markDirty();
+        return result;
+      },
+      rows: async <R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []) => {
+        const result = await client.query<R>({ text: sql, values: [...params], queryMode: 'extended' } as pg.QueryConfig);
+        return result.rows;
+      },
+      typeNames: async (oids) => {
+        const missing = [...new Set(oids)].filter((oid) => !this.typeNameCache.has(oid));
+        if (missing.length > 0) {
+          const found = await client.query<{ oid: number; name: string }>({
+            text: 'SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS name FROM pg_type t WHERE t.oid = ANY($1::oid[])',
+            values: [missing],
+            queryMode: 'extended',
+          } as pg.QueryConfig);
+          for (const row of found.rows) this.typeNameCache.set(row.oid, row.name);
+        }
+        return new Map(oids.map((oid) => [oid, this.typeNameCache.get(oid) ?? `oid ${oid}`]));
+      },
+    };
+  }
+
+  /** Cancels whatever a backend runs, from a separate short-lived connection. */
+  async cancelBackend(pid: number | null | undefined): Promise<void> {
+    if (!pid) return;
+    const side = new pg.Client(this.clientConfig(false));
+    side.on('error', () => undefined);
+    try {
+      await side.connect();
+      await side.query('SELECT pg_cancel_backend($1)', [pid]);
+    } catch {
+      // The backend may already be gone; the pooled connection is destroyed either way.
+    } finally {
+      await side.end().catch(() => undefined);
+    }
+  }
+}
+
+function passwordOf(connectionString: string | undefined): string | undefined {
+  if (!connectionString) return undefined;
+  try {
+    const password = new URL(connectionString).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Host, port, database and user as pg will resolve them (URL first, then PG* variables). */
+export function describeTarget(connectionString: string | undefined): DatabaseTarget {
+  let url: URL | undefined;
+  if (connectionString) {
+    try {
+      url = new URL(connectionString);
+    } catch {
+      url = undefined;
+    }
+  }
+  const env = process.env;
+  const user = (url?.username ? decodeURIComponent(url.username) : undefined) ?? env.PGUSER ?? env.USER ?? 'postgres';
+  const host = url?.searchParams.get('host') ?? (url?.hostname ? decodeURIComponent(url.hostname) : undefined) ?? env.PGHOST ?? 'localhost';
+  const port = Number(url?.port || env.PGPORT || 5432);
+  const fromPath = url ? decodeURIComponent(url.pathname.replace(/^\//, '')) : '';
+  const database = fromPath || env.PGDATABASE || user;
+  return { host, port, database, user };
+}
+
+/** The backend pid pg learned at connect time (typed on Client, not on PoolClient). */
+function backendPid(client: pg.PoolClient): number | undefined {
+  const pid = (client as unknown as { processID?: unknown }).processID;
+  return typeof pid === 'number' ? pid : undefined;
+}

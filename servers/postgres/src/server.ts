@@ -1,0 +1,41 @@
+import { createRequire } from 'node:module';
+import { SuiteServer } from '@suite/shared';
+import type { PostgresConfig } from './config.js';
+import { registerQueryTool } from './tools/query.js';
+import { registerExecuteTool } from './tools/execute.js';
+import { registerSchemaTools } from './tools/schema.js';
+import { registerExplainTool } from './tools/explain.js';
+import { registerHealthTools } from './tools/health.js';
+import { registerTableResources } from './resources/tables.js';
+import { registerChannelResources } from './resources/channels.js';
+
+export type { PostgresConfig, PostgresLimits } from './config.js';
+export { DEFAULT_LIMITS } from './config.js';
+export { Database, type DatabaseTarget } from './database.js';
+export { ChannelListener } from './listener.js';
+
+const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+export const VERSION = pkg.version;
+
+function instructions(config: PostgresConfig): string {
+  const { database, allowWrite, limits } = config;
+  return `PostgreSQL database ${database.target.database} on ${database.target.host}:${database.target.port}.
+Start with list_tables, then describe_table for the tables you need; use query for one read-only statement at a time
+(with $1.. params), explain_query to check plans, database_health and top_queries for diagnostics.
+Results are capped at ${limits.maxRows} rows: aggregate or add LIMIT instead of fetching everything.${
+    allowWrite ? '\nWrites are enabled: execute runs one data-changing statement per call in its own transaction.' : '\nThe server is read-only.'
+  }`;
+}
+
+/** Builds the server for one session. */
+export function buildServer(config: PostgresConfig): SuiteServer {
+  const server = new SuiteServer({ name: pkg.name, version: pkg.version, instructions: instructions(config), changes: config.changes });
+  registerQueryTool(server, config);
+  registerSchemaTools(server, config);
+  registerExplainTool(server, config);
+  registerHealthTools(server, config);
+  if (config.allowWrite) registerExecuteTool(server, config);
+  registerTableResources(server, config);
+  registerChannelResources(server, config);
+  return server;
+}

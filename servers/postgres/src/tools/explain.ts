@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { ToolError, type SuiteServer } from '@suite/shared';
+import type { PostgresConfig } from '../config.js';
+import { PARAM_VALUE, SQL_INPUT } from './query.js';
+
+type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+
+/** Node details worth a line of their own, in the order EXPLAIN's text format prints them. */
+const DETAIL_KEYS = [
+  'Output',
+  'Group Key',
+  'Sort Key',
+  'Sort Method',
+  'Hash Cond',
+  'Merge Cond',
+  'Index Cond',
+  'Recheck Cond',
+  'Join Filter',
+  'Filter',
+  'Rows Removed by Filter',
+  'Rows Removed by Join Filter',
+  'Rows Removed by Index Recheck',
+  'Heap Fetches',
+  'Workers Planned',
+  'Workers Launched',
+] as const;
+
+export function registerExplainTool(server: SuiteServer, config: PostgresConfig): void {
+  const { database } = config;
+  server.tool({
+    name: 'explain_query',
+    description: `Shows PostgreSQL's plan for ONE statement as a readable tree (from EXPLAIN (FORMAT JSON)), with costs and row estimates.
+With analyze=true the statement really runs (timings, actual rows, buffers), inside a READ ONLY transaction that is
+rolled back, so only read-only statements can be analyzed. Use it to see why a query is slow or which index it uses.`,
+    input: z.object({
+      sql: SQL_INPUT.describe('The statement to explain (without EXPLAIN).'),
+      params: z.array(PARAM_VALUE).max(65535).optional().describe('Values for $1, $2, ... in order.'),
+      analyze: z.boolean().default(false).describe('Run the statement to measure actual times and rows (read-only, rolled back).'),
+    }),
+    output: z.object({ analyzed: z.boolean(), plan: z.array(z.record(z.string(), z.unknown())) }),
+    annotations: { title: 'Explain a query plan', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async ({ sql, params, analyze }, ctx) => {
+      const text = `EXPLAIN (FORMAT JSON${analyze ? ', ANALYZE, BUFFERS' : ''}) ${sql}`;
+      const plan = await database.readOnly(
+        ctx.signal,
+        async (tx) => {
+          const result = await tx.bounded(text, params ?? [], { maxRows: 10, maxBytes: 8 * 1024 * 1024 });
+          const cell = result.rows[0]?.[0];
+          if (!Array.isArray(cell)) throw ToolError.invalidArgument('EXPLAIN returned no plan; give one SELECT, INSERT, UPDATE, DELETE, VALUES or EXECUTE statement.');
+          return cell as Record<string, unknown>[];
+        },
+        text,
+      );
+      return { text: renderPlan(plan), structured: { analyzed: analyze, plan } };
+    },
+  });
+}
+
+export function renderPlan(plan: Record<string, unknown>[]): string {
+  const lines: string[] = [];
+  for (const entry of plan) {
+    const root = entry.Plan as PlanNode | undefined;
+    if (root) renderNode(root, 0, lines);
+    for (const key of ['Planning Time', 'Execution Time'] as const) {
+      if (typeof entry[key] === 'number') lines.push(`${key}: ${(entry[key] as number).toFixed(3)} ms`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function renderNode(node: PlanNode, depth: number, lines: string[]): void {
+  const pad = depth === 0 ? '' : `${'   '.repeat(depth - 1)}-> `;
+  const detailPad = ' '.repeat(depth === 0 ? 2 : 3 * depth + 2);
+  let title = String(node['Node Type'] ?? 'Node');
+  if (typeof node['Join Type'] === 'string' && /Join|Nested Loop/.test(title) && node['Join Type'] !== 'Inner') title = `${title} (${node['Join Type']})`;
+  if (typeof node['Parent Relationship'] === 'string' && node['Parent Relationship'] === 'InitPlan') title = `InitPlan: ${title}`;
+  if (typeof node['Index Name'] === 'string') title += ` using ${node['Index Name']}`;
+  if (typeof node['Relation Name'] === 'string') {
+    const relation = `${typeof node.Schema === 'string' ? `${node.Schema}.` : ''}${node['Relation Name']}`;
+    title += ` on ${relation}${typeof node.Alias === 'string' && node.Alias !== node['Relation Name'] ? ` ${node.Alias}` : ''}`;
+  } else if (typeof node['CTE Name'] === 'string') {
+    title += ` on ${node['CTE Name']}`;
+  } else if (typeof node['Function Name'] === 'string') {
+    title += ` on ${node['Function Name']}`;
+  }
+  const estimate = `(cost=${num(node['Startup Cost'])}..${num(node['Total Cost'])} rows=${node['Plan Rows'] ?? '?'} width=${node['Plan Width'] ?? '?'})`;
+  const actual =
+    node['Actual Total Time'] !== undefined
+      ? ` (actual time=${num(node['Actual Startup Time'], 3)}..${num(node['Actual Total Time'], 3)} rows=${node['Actual Rows']} loops=${node['Actual Loops']})`
+      : node['Actual Loops'] === 0
+        ? ' (never executed)'
+        : '';
+  lines.push(`${pad}${title}  ${estimate}${actual}`);
+  for (const key of DETAIL_KEYS) {
+    const value = node[key];
+    if (value === undefined || value === null || (key.startsWith('Rows Removed') && value === 0)) continue;
+    lines.push(`${detailPad}${key}: ${Array.isArray(value) ? value.join(', ') : String(value)}`);
+  }
+  const hit = node['Shared Hit Blocks'];
+  const read = node['Shared Read Blocks'];
+  if (typeof hit === 'number' && typeof read === 'number' && hit + read > 0) lines.push(`${detailPad}Buffers: shared hit=${hit} read=${read}`);
+  for (const child of node.Plans ?? []) renderNode(child, depth + 1, lines);
+}
+
+function num(value: unknown, digits = 2): string {
+  return typeof value === 'number' ? value.toFixed(digits) : '?';
+}

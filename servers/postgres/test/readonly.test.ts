@@ -1,0 +1,178 @@
+import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectInProcess, type TestSession } from '@suite/shared/testing';
+import { buildServer } from '../src/server.js';
+import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
+
+/**
+ * The read-only guarantee, attack by attack, as a least-privilege role. Each case checks what
+ * the server answered AND, from a separate superuser connection, that nothing changed.
+ */
+let db: TestDatabase;
+let session: TestSession;
+let closeConfig: () => Promise<void>;
+
+/** Everything an attack might have touched, read from outside. */
+async function fingerprint(): Promise<string> {
+  return withClient(db.adminUrl, async (c) => {
+    const { rows } = await c.query(`
+      SELECT (SELECT string_agg(n.nspname || '.' || c.relname, ',' ORDER BY 1) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname NOT IN ('pg_catalog','information_schema','pg_toast')) AS relations,
+             (SELECT string_agg(id || ':' || label, ',' ORDER BY id) FROM victims) AS victims,
+             (SELECT count(*) FROM pg_largeobject_metadata) AS large_objects,
+             (SELECT string_agg(proname, ',' ORDER BY proname) FROM pg_proc WHERE pronamespace = 'public'::regnamespace) AS functions,
+             pg_conf_load_time()::text AS conf_loaded,
+             (SELECT coalesce(stats_reset::text, 'never') FROM pg_stat_database WHERE datname = current_database()) AS stats_reset`);
+    return JSON.stringify(rows[0]);
+  });
+}
+
+async function expectUnchanged(sql: string, expectError: RegExp | null): Promise<string> {
+  const before = await fingerprint();
+  const outcome = await session.callTool('query', { sql });
+  if (expectError) {
+    expect(outcome.isError, `expected ${JSON.stringify(sql)} to fail, got: ${outcome.text}`).toBe(true);
+    expect(outcome.text).toMatch(expectError);
+  }
+  expect(await fingerprint()).toBe(before);
+  return outcome.text;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const made = makeConfig(db.roleUrl);
+  closeConfig = made.close;
+  session = await connectInProcess(buildServer(made.config));
+}, 60_000);
+
+afterAll(async () => {
+  await session?.close();
+  await closeConfig?.();
+  await db?.drop();
+});
+
+describe('read-only mode cannot be escaped', () => {
+  it('runs exactly one statement: COMMIT; DROP TABLE is refused by PostgreSQL', async () => {
+    await expectUnchanged('COMMIT; DROP TABLE victims', /cannot insert multiple commands into a prepared statement/);
+    await expectUnchanged('SELECT 1; SELECT 2', /multiple commands/);
+  });
+
+  it('refuses ROLLBACK; ... chains', async () => {
+    await expectUnchanged('ROLLBACK; DROP TABLE victims', /multiple commands/);
+    await expectUnchanged('ROLLBACK; BEGIN; DELETE FROM victims; COMMIT', /multiple commands/);
+  });
+
+  it('refuses SET TRANSACTION READ WRITE (a snapshot is already taken)', async () => {
+    await expectUnchanged('SET TRANSACTION READ WRITE', /read-write mode must be set before any query/);
+  });
+
+  it('BEGIN READ WRITE only nests a warning inside our transaction; the next statement is still read-only', async () => {
+    await expectUnchanged('BEGIN READ WRITE', null);
+    await expectUnchanged('DROP TABLE victims', /read-only transaction/);
+  });
+
+  it('refuses data-modifying CTEs', async () => {
+    await expectUnchanged('WITH gone AS (DELETE FROM victims RETURNING *) SELECT * FROM gone', /read-only transaction/);
+    await expectUnchanged("WITH x AS (INSERT INTO victims VALUES (2, 'new') RETURNING id) SELECT * FROM x", /read-only transaction/);
+  });
+
+  it('is not fooled by leading comments', async () => {
+    await expectUnchanged('/* harmless */ -- really\nDROP TABLE victims', /read-only transaction/);
+    await expectUnchanged('-- comment\nCOMMIT; DROP TABLE victims', /multiple commands/);
+    await expectUnchanged('/* COMMIT; */ SELECT 1; DROP TABLE victims', /multiple commands/);
+  });
+
+  it('refuses DO blocks and CALL of procedures that write or commit', async () => {
+    await expectUnchanged('DO $$ BEGIN DROP TABLE victims; END $$', /read-only transaction/);
+    await expectUnchanged("DO $$ BEGIN EXECUTE 'DELETE FROM victims'; END $$", /read-only transaction/);
+    await expectUnchanged('CALL drop_victims()', /read-only transaction|permission denied/);
+  });
+
+  it('refuses COPY ... TO PROGRAM and COPY ... TO a server file', async () => {
+    const marker = path.join(os.tmpdir(), `suite-pg-copy-${randomBytes(4).toString('hex')}`);
+    await expectUnchanged(`COPY victims TO PROGRAM 'touch ${marker}'`, /permission denied|must be superuser|privileges of the pg_execute_server_program/);
+    await expectUnchanged(`COPY victims TO '${marker}.csv'`, /permission denied|must be superuser|privileges of the pg_write_server_files/);
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(`${marker}.csv`)).toBe(false);
+  });
+
+  it('refuses pg_read_file', async () => {
+    const text = await expectUnchanged("SELECT pg_read_file('/etc/passwd')", /permission denied/);
+    expect(text).not.toMatch(/root:/);
+  });
+
+  it('refuses lo_import; lo_from_bytea runs but is rolled back', async () => {
+    await expectUnchanged("SELECT lo_import('/etc/hostname')", /permission denied|must be superuser|read-only/);
+    // PostgreSQL lets lo_from_bytea run in a read-only transaction: the ROLLBACK is what saves us.
+    const text = await expectUnchanged("SELECT lo_from_bytea(0, '\\x41'::bytea) AS oid", null);
+    const oid = /\n(\d+)\n/.exec(text)?.[1];
+    expect(oid).toBeDefined();
+    const exists = await withClient(db.adminUrl, async (c) => (await c.query('SELECT count(*)::int AS n FROM pg_largeobject_metadata WHERE oid = $1', [oid])).rows[0].n);
+    expect(exists).toBe(0);
+  });
+
+  it('refuses pg_reload_conf (configuration load time unchanged)', async () => {
+    await expectUnchanged('SELECT pg_reload_conf()', /permission denied/);
+  });
+
+  it('refuses pg_stat_reset (statistics reset time and counters unchanged)', async () => {
+    const commits = async (): Promise<number> =>
+      withClient(db.adminUrl, async (c) => Number((await c.query('SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()')).rows[0].xact_commit));
+    const before = await commits();
+    await expectUnchanged('SELECT pg_stat_reset()', /permission denied/);
+    expect(await commits()).toBeGreaterThanOrEqual(before);
+  });
+
+  it('refuses SELECT ... FOR UPDATE and leaves no row lock behind', async () => {
+    await expectUnchanged('SELECT * FROM victims FOR UPDATE', /read-only transaction/);
+    await withClient(db.adminUrl, async (c) => {
+      await c.query('BEGIN');
+      const locked = await c.query('SELECT * FROM victims FOR UPDATE NOWAIT');
+      expect(locked.rowCount).toBe(1);
+      await c.query('ROLLBACK');
+    });
+  });
+
+  it('GRANT, CREATE and friends fail', async () => {
+    await expectUnchanged('CREATE TABLE intruder (id int)', /read-only transaction/);
+    await expectUnchanged('TRUNCATE victims', /read-only transaction/);
+    await expectUnchanged('ALTER TABLE victims ADD COLUMN x int', /read-only transaction/);
+  });
+});
+
+describe('session state cannot leak into later calls', () => {
+  it("set_config('default_transaction_read_only','off',false) is undone: a later call on the same connection is still read-only", async () => {
+    const single = makeConfig(db.roleUrl, { poolSize: 1 });
+    const s = await connectInProcess(buildServer(single.config));
+    try {
+      const first = await s.callTool('query', { sql: "SELECT pg_backend_pid() AS pid, set_config('default_transaction_read_only', 'off', false) AS v" });
+      expect(first.isError).toBe(false);
+      const pid = (first.structured!.rows as unknown[][])[0]![0];
+      const later = await s.callTool('query', { sql: "SELECT pg_backend_pid() AS pid, current_setting('default_transaction_read_only') AS d, current_setting('transaction_read_only') AS t" });
+      expect(later.structured!.rows).toEqual([[pid, 'on', 'on']]);
+      const write = await s.callTool('query', { sql: 'DROP TABLE victims' });
+      expect(write.isError).toBe(true);
+      expect(write.text).toMatch(/read-only transaction/);
+      expect(await fingerprint()).toContain('1:keep me');
+    } finally {
+      await s.close();
+      await single.close();
+    }
+  });
+
+  it('SET ROLE / SET SESSION CHARACTERISTICS are rolled back too', async () => {
+    const single = makeConfig(db.roleUrl, { poolSize: 1 });
+    const s = await connectInProcess(buildServer(single.config));
+    try {
+      expect((await s.callTool('query', { sql: 'SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE' })).isError).toBe(false);
+      const after = await s.callTool('query', { sql: "SELECT current_setting('transaction_read_only') AS t" });
+      expect(after.structured!.rows).toEqual([['on']]);
+    } finally {
+      await s.close();
+      await single.close();
+    }
+  });
+});
