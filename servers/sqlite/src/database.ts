@@ -104,8 +104,8 @@ export class SqliteDatabase {
       dispose();
       throw new Error(`${options.file ?? 'The demo database'} cannot be opened as a SQLite database: ${(error as Error).message}`);
     }
-    const reader = new QueryExecutor({ file, mode: 'read', extensions: settings.extensions, size: settings.workers, busyTimeoutMs: 1000 });
-    const writer = settings.allowWrite ? new QueryExecutor({ file, mode: 'write', extensions: settings.extensions, size: 1, busyTimeoutMs: 5000 }) : undefined;
+    const reader = new QueryExecutor({ file, mode: 'read', writableServer: settings.allowWrite, extensions: settings.extensions, size: settings.workers, busyTimeoutMs: 1000 });
+    const writer = settings.allowWrite ? new QueryExecutor({ file, mode: 'write', writableServer: true, extensions: settings.extensions, size: 1, busyTimeoutMs: 5000 }) : undefined;
     const name = settings.demo ? 'demo' : uriName(file);
     const db = new SqliteDatabase(file, name, catalog, reader, writer, settings, dispose);
     try {

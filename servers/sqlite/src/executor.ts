@@ -39,6 +39,8 @@ export interface QueryRequest {
 export interface ExecutorOptions {
   file: string;
   mode: 'read' | 'write';
+  /** Whether write_query exists (for the hint in refusals). */
+  writableServer: boolean;
   extensions: readonly string[];
   /** How many query processes may run at once; further calls wait for a free one. */
   size: number;
@@ -120,18 +122,31 @@ export class QueryExecutor {
     let process: QueryProcess | undefined;
     let settled = false;
     return new Promise<unknown>((resolve, reject) => {
-      const finish = (error: Error | undefined, value?: unknown): void => {
-        if (settled) return;
+      /** Claims the outcome once; later answers (a result racing a timeout) are ignored. */
+      const claim = (): boolean => {
+        if (settled) return false;
         settled = true;
         clearTimeout(timer);
         options.signal.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const finish = (error: Error | undefined, value?: unknown): void => {
+        if (!claim()) return;
         if (error) reject(error);
         else resolve(value);
       };
       // Killing is the only way to stop SQLite mid-statement; the pool replaces the process lazily.
       const stop = (error: Error): void => {
-        if (process) this.kill(process);
-        finish(error);
+        if (!claim()) return;
+        if (!process) return reject(error);
+        this.kill(process);
+        if (this.options.mode === 'read') return reject(error);
+        // A killed writer may leave a hot journal that blocks every reader until a writable
+        // connection rolls it back; a fresh writer does that on open, so answer after it has.
+        this.warm().then(
+          () => reject(error),
+          () => reject(error),
+        );
       };
       const onAbort = (): void => stop(new CancelledError());
       const timer = setTimeout(
@@ -230,7 +245,7 @@ export class QueryExecutor {
     p.ready.catch(() => undefined);
     child.on('exit', () => this.forget(p));
     child.on('error', () => this.kill(p));
-    child.send({ type: 'init', file: this.options.file, mode: this.options.mode, extensions: this.options.extensions, busyTimeoutMs: this.options.busyTimeoutMs });
+    child.send({ type: 'init', file: this.options.file, mode: this.options.mode, writableServer: this.options.writableServer, extensions: this.options.extensions, busyTimeoutMs: this.options.busyTimeoutMs });
     this.all.add(p);
     return p;
   }

@@ -17,7 +17,7 @@
 import Database from 'better-sqlite3';
 
 /** @typedef {string | number | null | { $blob: string }} Cell */
-/** @typedef {{ type: 'init', file: string, mode: 'read' | 'write', extensions: string[], busyTimeoutMs: number }} InitMessage */
+/** @typedef {{ type: 'init', file: string, mode: 'read' | 'write', writableServer: boolean, extensions: string[], busyTimeoutMs: number }} InitMessage */
 /**
  * @typedef {{ type: 'run', id: number, op: 'query' | 'write' | 'explain', sql: string,
  *   params: unknown, maxRows: number, maxBytes: number, maxCellChars: number }} RunMessage
@@ -29,6 +29,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 let db;
 /** @type {'read' | 'write'} */
 let mode = 'read';
+let writableServer = false;
 
 /** @param {unknown} message */
 function send(message) {
@@ -63,11 +64,15 @@ process.on('message', (raw) => {
 /** @param {InitMessage} init */
 function open(init) {
   mode = init.mode;
+  writableServer = init.writableServer;
   db = new Database(init.file, { readonly: mode === 'read', fileMustExist: true, timeout: init.busyTimeoutMs });
   // Second lock on the door: even a statement that slipped past the checks cannot change the file.
   if (mode === 'read') db.pragma('query_only = ON');
   db.defaultSafeIntegers(true);
   for (const extension of init.extensions) db.loadExtension(extension);
+  // A writer killed mid-transaction leaves a hot journal that read-only connections cannot roll
+  // back; the first read on a writable connection does, so the next writer repairs it at once.
+  db.prepare('SELECT count(*) FROM sqlite_schema').get();
 }
 
 class RefusedError extends Error {
@@ -102,7 +107,7 @@ function runStatement(db, request) {
     if (!stmt.readonly || !stmt.reader) {
       throw new RefusedError(
         'read_query runs only a single statement that reads and returns rows (SELECT, WITH … SELECT, VALUES, read-only PRAGMA). ' +
-          (mode === 'read' ? 'This server is read-only.' : 'Use write_query for changes.'),
+          (writableServer ? 'Use write_query for changes.' : 'This server is read-only.'),
       );
     }
     return readRows(stmt, request);
