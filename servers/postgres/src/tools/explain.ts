@@ -69,8 +69,9 @@ export function renderPlan(plan: Record<string, unknown>[]): string {
 }
 
 function renderNode(node: PlanNode, depth: number, lines: string[]): void {
-  const pad = depth === 0 ? '' : `${'   '.repeat(depth - 1)}-> `;
-  const detailPad = ' '.repeat(depth === 0 ? 2 : 3 * depth + 2);
+  // The layout of EXPLAIN's own text format: children under "->  ", six columns deeper per level.
+  const pad = depth === 0 ? '' : `${' '.repeat(2 + 6 * (depth - 1))}->  `;
+  const detailPad = ' '.repeat(2 + 6 * depth);
   let title = String(node['Node Type'] ?? 'Node');
   if (typeof node['Join Type'] === 'string' && /Join|Nested Loop/.test(title) && node['Join Type'] !== 'Inner') title = `${title} (${node['Join Type']})`;
   if (typeof node['Parent Relationship'] === 'string' && node['Parent Relationship'] === 'InitPlan') title = `InitPlan: ${title}`;

@@ -3,6 +3,7 @@ import type { SuiteServer } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import type { Transaction } from '../database.js';
 import pg from 'pg';
+import { isDatabaseError } from '../errors.js';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -145,18 +146,22 @@ When the extension is not installed or not loaded, says how to enable it.`,
       const outcome = await database.readOnly(ctx.signal, async (tx) => {
         const [ext] = await tx.rows<{ schema: string }>(`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_stat_statements'`);
         if (!ext) return { available: false as const, reason: 'not-installed' as const };
-        const [loaded] = await tx.rows<{ loaded: boolean }>(`SELECT 'pg_stat_statements' = ANY(string_to_array(replace(current_setting('shared_preload_libraries'), ' ', ''), ',')) AS loaded`);
-        if (!loaded?.loaded) return { available: false as const, reason: 'not-loaded' as const };
         const order = { total_time: 'total_exec_time', mean_time: 'mean_exec_time', calls: 'calls' }[order_by];
-        const queries = await tx.rows<z.output<typeof TOP_QUERY>>(
-          `SELECT query, calls::float8 AS calls, total_exec_time::float8 AS "totalMs", mean_exec_time::float8 AS "meanMs", rows::float8 AS rows,
-                  shared_blks_hit::float8 AS "sharedBlocksHit", shared_blks_read::float8 AS "sharedBlocksRead"
-             FROM ${pg.escapeIdentifier(ext.schema)}.pg_stat_statements
-            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-            ORDER BY ${order} DESC LIMIT $1`,
-          [limit],
-        );
-        return { available: true as const, queries };
+        try {
+          const queries = await tx.rows<z.output<typeof TOP_QUERY>>(
+            `SELECT query, calls::float8 AS calls, total_exec_time::float8 AS "totalMs", mean_exec_time::float8 AS "meanMs", rows::float8 AS rows,
+                    shared_blks_hit::float8 AS "sharedBlocksHit", shared_blks_read::float8 AS "sharedBlocksRead"
+               FROM ${pg.escapeIdentifier(ext.schema)}.pg_stat_statements
+              WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+              ORDER BY ${order} DESC LIMIT $1`,
+            [limit],
+          );
+          return { available: true as const, queries };
+        } catch (error) {
+          // 55000: "pg_stat_statements must be loaded via shared_preload_libraries" (the ROLLBACK that follows copes with the aborted transaction).
+          if (isDatabaseError(error) && error.code === '55000') return { available: false as const, reason: 'not-loaded' as const };
+          throw error;
+        }
       });
       if (!outcome.available) {
         const how =
