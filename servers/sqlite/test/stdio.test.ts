@@ -1,0 +1,82 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { BIN, LONG_QUERY, makeDatabaseFile, snapshotTree } from './helpers.js';
+
+describe('the built bin over stdio', () => {
+  let dir: string;
+  let file: string;
+  let cleanup: () => Promise<void>;
+  let session: SpawnedSession | undefined;
+  beforeAll(async () => {
+    ({ dir, file, cleanup } = await makeDatabaseFile());
+  });
+  afterEach(async () => {
+    await session?.close();
+    session = undefined;
+  });
+  afterAll(async () => {
+    await cleanup();
+  });
+
+  it('serves a database read-only by default and leaves it untouched', async () => {
+    const before = snapshotTree(dir);
+    session = await spawnServer(BIN, [file]);
+    const { tools } = await session.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['append_insight', 'describe_table', 'explain_query', 'list_tables', 'read_query']);
+    const out = await session.callTool('read_query', { sql: 'SELECT name FROM people WHERE id = ?', params: [2] });
+    expect(out.structured).toEqual({ columns: ['name'], rows: [['Grace']], rowCount: 1, truncated: false });
+    const write = await session.callTool('read_query', { sql: 'DELETE FROM people' });
+    expect(write.isError).toBe(true);
+    await session.close();
+    session = undefined;
+    expect(snapshotTree(dir)).toEqual(before);
+  });
+
+  it('applies --timeout and --max-rows, and answers a ping during a long query', async () => {
+    session = await spawnServer(BIN, ['--timeout', '2', '--max-rows', '2', file]);
+    let settled = false;
+    const long = session.callTool('read_query', { sql: LONG_QUERY }).finally(() => {
+      settled = true;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await session.client.ping();
+    expect(settled).toBe(false);
+    const out = await long;
+    expect(out.isError).toBe(true);
+    expect(out.text).toMatch(/stopped after 2 s/);
+    const capped = await session.callTool('read_query', { sql: 'SELECT id FROM people' });
+    expect(capped.structured).toMatchObject({ rowCount: 2, truncated: true });
+  });
+
+  it('registers the write tools with --allow-write', async () => {
+    session = await spawnServer(BIN, ['--allow-write', file]);
+    const { tools } = await session.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['write_query', 'create_table']));
+    const out = await session.callTool('write_query', { sql: 'UPDATE teams SET name = upper(name) WHERE id = ?', params: [2] });
+    expect(out.structured).toMatchObject({ changes: 1 });
+  });
+
+  it('serves the demo database with --demo', async () => {
+    session = await spawnServer(BIN, ['--demo']);
+    const out = await session.callTool('read_query', { sql: 'SELECT count(*) AS n FROM customers' });
+    expect(out.structured).toMatchObject({ rows: [[5]] });
+  });
+
+  it('exits with a clear message for a missing file and for flags that need --allow-write', () => {
+    const missing = path.join(dir, 'typo.db');
+    const run = spawnSync(process.execPath, [BIN, missing], { encoding: 'utf8', input: '' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('Database file not found');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(missing)).toBe(false);
+    const flag = spawnSync(process.execPath, [BIN, '--allow-attach', file], { encoding: 'utf8', input: '' });
+    expect(flag.status).toBe(2);
+    expect(flag.stderr).toMatch(/--allow-attach only applies with --allow-write/);
+    const none = spawnSync(process.execPath, [BIN], { encoding: 'utf8', input: '' });
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(/--demo/);
+  });
+});
