@@ -7,7 +7,7 @@ import { ToolError } from '@suite/shared';
 
 /** Replaces the password part of any connection URL, and any known secret, in a message. */
 export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(/(postgres(?:ql)?:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1:***@');
+  let out = text.replace(/([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1:***@');
   out = out.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, '$1***');
   for (const secret of secrets) if (secret.length >= 3) out = out.split(secret).join('***');
   return out;

@@ -40,7 +40,7 @@ await runServer({
     'PGHOST=localhost PGDATABASE=shop PGUSER=mcp_readonly mcp-server-postgres',
   ],
   async prepare({ flags, positionals }, log: Logger) {
-    const connectionString = positionals[0] ?? process.env.DATABASE_URL;
+    const connectionString = positionals[0] || process.env.DATABASE_URL || undefined;
     if (connectionString !== undefined && !/^postgres(ql)?:\/\//i.test(connectionString)) {
       throw new UsageError(`The database URL must start with postgresql:// or postgres://, got ${JSON.stringify(redactSecrets(connectionString))}.`);
     }

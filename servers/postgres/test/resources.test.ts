@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectInProcess, type TestSession } from '@suite/shared/testing';
+import { buildServer } from '../src/server.js';
+import type { PostgresConfig } from '../src/config.js';
+import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
+
+let db: TestDatabase;
+let session: TestSession;
+let config: PostgresConfig;
+let closeConfig: () => Promise<void>;
+let base: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const made = makeConfig(db.roleUrl);
+  config = made.config;
+  closeConfig = made.close;
+  session = await connectInProcess(buildServer(made.config));
+  const url = new URL(db.roleUrl);
+  base = `postgres://${url.hostname}:${url.port || 5432}/${db.name}`;
+}, 60_000);
+
+afterAll(async () => {
+  await session?.close();
+  await closeConfig?.();
+  await db?.drop();
+});
+
+describe('table schema resources', () => {
+  it('lists every table and view with percent-encoded URIs and no user name', async () => {
+    const { resources } = await session.client.listResources();
+    const uris = resources.map((r) => r.uri);
+    expect(uris).toContain(`${base}/tables/public/customers/schema`);
+    expect(uris).toContain(`${base}/tables/public/big_orders/schema`);
+    expect(uris).toContain(`${base}/tables/Sales%20Data/Q1%2FResults/schema`);
+    for (const uri of uris) {
+      expect(uri).not.toContain(db.role);
+      expect(uri).not.toContain(db.rolePassword);
+    }
+    const { resourceTemplates } = await session.client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual([`${base}/tables/{schema}/{table}/schema`, `${base}/channel/{name}`]);
+  });
+
+  it('reads a table schema as JSON, including odd names', async () => {
+    const read = await session.client.readResource({ uri: `${base}/tables/Sales%20Data/Q1%2FResults/schema` });
+    const content = read.contents[0] as { text: string; mimeType: string };
+    expect(content.mimeType).toBe('application/json');
+    const body = JSON.parse(content.text);
+    expect(body).toMatchObject({ schema: 'Sales Data', name: 'Q1/Results' });
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['region', 'amount']);
+  });
+
+  it('answers a missing table with resource-not-found', async () => {
+    await expect(session.client.readResource({ uri: `${base}/tables/public/nope/schema` })).rejects.toThrow(/No table/);
+  });
+
+  it('completes schema names and table names within a schema', async () => {
+    const ref = { type: 'ref/resource' as const, uri: `${base}/tables/{schema}/{table}/schema` };
+    const schemas = await session.client.complete({ ref, argument: { name: 'schema', value: 'Sa' } });
+    expect(schemas.completion.values).toEqual(['Sales Data']);
+    const tables = await session.client.complete({ ref, argument: { name: 'table', value: 'ord' }, context: { arguments: { schema: 'public' } } });
+    expect(tables.completion.values.sort()).toEqual(['order_totals', 'orders']);
+  });
+});
+
+describe('LISTEN channel resources', () => {
+  it('a NOTIFY from another connection delivers notifications/resources/updated; unsubscribing UNLISTENs', async () => {
+    const channel = 'Orders "Q1"; DROP TABLE victims';
+    const uri = `${base}/channel/${encodeURIComponent(channel)}`;
+    await session.client.subscribeResource({ uri });
+    expect(config.listener.isListening(channel)).toBe(true);
+    const updated = session.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri, 10_000);
+    await withClient(db.adminUrl, (c) => c.query('SELECT pg_notify($1, $2)', [channel, 'order 42 paid']));
+    await updated;
+    const read = await session.client.readResource({ uri });
+    const body = JSON.parse((read.contents[0] as { text: string }).text);
+    expect(body).toMatchObject({ channel, listening: true, notifications: [expect.objectContaining({ payload: 'order 42 paid' })] });
+
+    // The listener's session really LISTENs on exactly that (quoted) channel, and stops on unsubscribe.
+    const listening = async (): Promise<number> =>
+      withClient(db.adminUrl, async (c) => {
+        const { rows } = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'mcp-server-postgres' AND datname = $1 AND query = $2", [
+          db.name,
+          `LISTEN "Orders ""Q1""; DROP TABLE victims"`,
+        ]);
+        return rows[0].n;
+      });
+    expect(await listening()).toBe(1);
+    await session.client.unsubscribeResource({ uri });
+    expect(config.listener.isListening(channel)).toBe(false);
+    const victims = await withClient(db.adminUrl, async (c) => (await c.query('SELECT count(*)::int AS n FROM victims')).rows[0].n);
+    expect(victims).toBe(1);
+  });
+
+  it('refuses channel names PostgreSQL would silently truncate', async () => {
+    const uri = `${base}/channel/${'x'.repeat(64)}`;
+    await expect(session.client.subscribeResource({ uri })).rejects.toThrow(/1 to 63 bytes/);
+  });
+});
