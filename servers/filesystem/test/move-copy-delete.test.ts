@@ -200,6 +200,36 @@ describe('copy_file', () => {
     expect((await readdir(h.dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('a cancelled recursive copy leaves neither a partial copy nor its staging directory', async () => {
+    const from = path.join(h.dir, 'c5');
+    await mkdir(from);
+    for (let d = 0; d < 20; d++) {
+      await mkdir(path.join(from, `d${d}`));
+      await Promise.all(Array.from({ length: 150 }, (_, i) => writeFile(path.join(from, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`.repeat(50))));
+    }
+    const to = path.join(h.dir, 'c5-copy');
+    const controller = new AbortController();
+    let progressed = 0;
+    const call = h.session.callTool('copy_file', { source: from, destination: to, recursive: true }, {
+      signal: controller.signal,
+      onprogress: () => {
+        progressed++;
+        controller.abort();
+      },
+    });
+    await expect(call).rejects.toThrow();
+    expect(progressed).toBeGreaterThan(0);
+    // The server stops at its next check and removes what it staged.
+    let leftovers: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      leftovers = (await readdir(h.dir)).filter((n) => n.startsWith('.copy-') || n === 'c5-copy');
+      if (leftovers.length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(leftovers).toEqual([]);
+    expect(await exists(to)).toBe(false);
+  });
+
   it('refuses to copy a directory into itself or onto an existing directory', async () => {
     const from = path.join(h.dir, 'c4');
     await mkdir(from);

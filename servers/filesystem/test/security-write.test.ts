@@ -3,6 +3,7 @@ import { link, lstat, mkdir, readFile, readdir, rename, rm, stat, symlink, write
 import path from 'node:path';
 import { Logger, PathGuard } from '@suite/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeDirectories } from '../src/tools/write.js';
 import { startWriteSide, type WriteSideHarness } from './write-side-fixture.js';
 
 const exists = (p: string): Promise<boolean> => lstat(p).then(
@@ -193,6 +194,25 @@ describe('write-side security', () => {
     // Known limitation of the shared writeFileAtomic (reported): the refused open leaves its empty
     // temporary file behind. Nothing with content is ever created outside.
     for (const [name, size] of await inventory(h.outside)) if (name !== 'secret.txt') expect(size, name).toBe(0);
+  });
+
+  it('create_directory re-checks each directory it makes, and removes one that landed outside', async () => {
+    // The same swap against mkdir -p, resolved while `grand` was a real directory and run after it
+    // became a link to outside (where a `later` directory exists, so the walk up finds it there).
+    const guard = new PathGuard([h.dir]);
+    await mkdir(path.join(h.dir, 'grand', 'later'), { recursive: true });
+    await mkdir(path.join(h.outside, 'later'));
+    const resolved = await guard.resolve(path.join(h.dir, 'grand', 'later', 'a', 'b'));
+    await rename(path.join(h.dir, 'grand'), path.join(h.dir, 'grand-away'));
+    await symlink(h.outside, path.join(h.dir, 'grand'));
+    await expect(makeDirectories(guard, resolved.real, 'grand/later/a/b')).rejects.toThrow(/Access denied/);
+    expect(await readdir(path.join(h.outside, 'later'))).toEqual([]);
+    // A symlink met on the way up is refused before anything is made.
+    const direct = await guard.resolve(path.join(h.dir, 'grand-away', 'x', 'y'));
+    await rename(path.join(h.dir, 'grand-away'), path.join(h.dir, 'grand-away2'));
+    await symlink(h.outside, path.join(h.dir, 'grand-away'));
+    await expect(makeDirectories(guard, direct.real, 'grand-away/x/y')).rejects.toThrow(/Access denied/);
+    expect(await exists(path.join(h.outside, 'x'))).toBe(false);
   });
 
   it('under a live race that keeps swapping a directory for a symlink to outside, no write ever lands outside', async () => {

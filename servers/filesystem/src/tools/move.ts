@@ -240,6 +240,7 @@ async function copyToTemp(
   source: string,
   destination: string,
   ctx: RequestContext,
+  durable = true,
 ): Promise<{ tmp: string; bytes: number }> {
   const input = await guard.open(sourceReal, constants.O_RDONLY, undefined, source);
   let tmp: string | undefined;
@@ -267,7 +268,9 @@ async function copyToTemp(
       }
       // The umask may have narrowed the mode given to open().
       await output.chmod(mode);
-      await output.sync();
+      // A single file is published by rename, so it must be on disk first; a tree copy is published
+      // by renaming its staging directory, and an fsync per file would make big copies crawl.
+      if (durable) await output.sync();
     } finally {
       await output.close();
     }
@@ -340,7 +343,7 @@ async function copyDirectory(
           tally.directories++;
           pending.push({ from: child, into: target, relative: childRelative });
         } else if (dirent.isFile()) {
-          const { tmp, bytes } = await copyToTemp(guard, child, into, `${source}/${childRelative}`, destination, ctx);
+          const { tmp, bytes } = await copyToTemp(guard, child, into, `${source}/${childRelative}`, destination, ctx, false);
           await rename(tmp, target);
           tally.files++;
           tally.bytes += bytes;

@@ -78,12 +78,14 @@ export function registerWriteTools(server: SuiteServer, _config: FilesystemConfi
  * otherwise let `recursive: true` build a tree outside the roots; here such a directory is
  * removed again and the call refused.
  */
-async function makeDirectories(guard: PathGuard, real: string, userPath: string): Promise<number> {
+export async function makeDirectories(guard: PathGuard, real: string, userPath: string): Promise<number> {
   const missing: string[] = [];
   let current = real;
   for (;;) {
     const found = await lstat(current).catch(() => undefined);
     if (found) {
+      // The real path had no symlinks when it was resolved: one now means the tree changed under us.
+      if (found.isSymbolicLink()) throw accessDenied(userPath);
       if (!found.isDirectory()) throw ToolError.conflict(`Cannot create directory ${userPath}: a component of the path is a file.`);
       break;
     }
