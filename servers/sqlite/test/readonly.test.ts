@@ -136,8 +136,9 @@ describe('read-only mode holds', () => {
 
 describe('PRAGMA in read-only calls', () => {
   it('allows bare reads and refuses every assignment shape before SQLite compiles it', async () => {
-    const { file, cleanup } = await makeDatabaseFile();
+    const { dir, file, cleanup } = await makeDatabaseFile();
     const h = await openServer({ file, workers: 1 });
+    const before = snapshotTree(dir);
     try {
       for (const sql of ['PRAGMA user_version', 'PRAGMA main.user_version', '  pragma query_only ; ', "SELECT * FROM pragma_table_info('people')"]) {
         const out = await h.session.callTool('read_query', { sql });
@@ -159,6 +160,7 @@ describe('PRAGMA in read-only calls', () => {
       }
       const check = await h.session.callTool('read_query', { sql: 'PRAGMA query_only' });
       expect(check.structured).toMatchObject({ rows: [[1]] });
+      expect(snapshotTree(dir)).toEqual(before);
     } finally {
       await h.close();
       await cleanup();

@@ -51,6 +51,18 @@ describe('the built bin over stdio', () => {
     expect(capped.structured).toMatchObject({ rowCount: 2, truncated: true });
   });
 
+  it('cancels a running query over stdio and keeps serving', async () => {
+    session = await spawnServer(BIN, [file]);
+    const controller = new AbortController();
+    const long = session.callTool('read_query', { sql: LONG_QUERY }, { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort();
+    await expect(long).rejects.toThrow();
+    const next = await session.callTool('read_query', { sql: 'SELECT count(*) FROM teams' });
+    expect(next.structured).toMatchObject({ rows: [[2]] });
+    expect(session.stderr()).not.toMatch(/\n\s+at /);
+  });
+
   it('registers the write tools with --allow-write', async () => {
     session = await spawnServer(BIN, ['--allow-write', file]);
     const { tools } = await session.client.listTools();
