@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, fstatSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { throwIfCancelled, type PathGuard } from '@suite/shared';
 
@@ -48,15 +48,16 @@ export function clipLine(text: string, test: RegExp): string {
 export async function searchFile(guard: PathGuard, file: string, options: FileSearchOptions): Promise<FileSearchOutcome> {
   let handle: FileHandle;
   try {
-    handle = await guard.open(file, constants.O_RDONLY);
+    // O_NONBLOCK: a FIFO must not hang the search waiting for a writer (it is skipped below).
+    handle = await guard.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return { kind: 'unreadable' };
   }
   try {
-    const stat = await handle.stat();
+    const stat = fstatSync(handle.fd);
     if (!stat.isFile()) return { kind: 'unreadable' };
     if (stat.size > options.maxFileBytes) return { kind: 'too-large' };
-    return await searchOpenFile(handle, options);
+    return await searchOpenFile(handle, stat.size, options);
   } catch (error) {
     if (options.signal.aborted) throw error;
     return { kind: 'unreadable' };
@@ -65,9 +66,14 @@ export async function searchFile(guard: PathGuard, file: string, options: FileSe
   }
 }
 
-async function searchOpenFile(handle: FileHandle, options: FileSearchOptions): Promise<FileSearchOutcome> {
+/** Files up to this size are read with one synchronous read: microseconds, cheaper than a thread-pool round trip. */
+const SYNC_READ_BYTES = 64 * 1024;
+
+async function searchOpenFile(handle: FileHandle, size: number, options: FileSearchOptions): Promise<FileSearchOutcome> {
   const { lineTest, chunkTest, contextLines, maxMatches, signal } = options;
-  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  const small = size < SYNC_READ_BYTES;
+  // One byte more than the size, so a file that is exactly one chunk still sees its end in one read.
+  const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size + 1));
   const matches: LineMatch[] = [];
   const recent: string[] = [];
   let pendingAfter: LineMatch[] = [];
@@ -124,7 +130,7 @@ async function searchOpenFile(handle: FileHandle, options: FileSearchOptions): P
 
   for (;;) {
     throwIfCancelled(signal);
-    const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
+    const bytesRead = small ? readSync(handle.fd, chunk, 0, chunk.length, position) : (await handle.read(chunk, 0, chunk.length, position)).bytesRead;
     if (first) {
       first = false;
       if (chunk.subarray(0, Math.min(bytesRead, BINARY_SNIFF)).includes(0)) return { kind: 'binary' };
