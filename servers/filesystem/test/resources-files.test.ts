@@ -1,4 +1,5 @@
-import { mkdir, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -227,5 +228,32 @@ describe('file resources: subscriptions and list changes', () => {
     await writeFile(path.join(h.dir, 'after-close.txt'), 'x');
     await sleep(600);
     expect(h.session.received('notifications/resources/list_changed').length).toBe(other);
+  });
+});
+
+describe('file resources: a root that lives under a node_modules directory', () => {
+  let h: WriteSideHarness;
+  let holder: string;
+  let root: string;
+  beforeAll(async () => {
+    holder = await realpath(await mkdtemp(path.join(os.tmpdir(), 'fs-res-nm-')));
+    root = path.join(holder, 'node_modules', 'project');
+    await mkdir(root, { recursive: true });
+    await writeFile(path.join(root, 'index.js'), 'x');
+    h = await startWriteSide({ extraRoots: [root] });
+  });
+  afterAll(async () => {
+    await h.close();
+    await rm(holder, { recursive: true, force: true });
+  });
+
+  it('is listed and watched like any other root (only node_modules below a root is skipped)', async () => {
+    const { resources } = await h.session.client.listResources();
+    expect(resources.map((r) => r.uri)).toContain(uriOf(path.join(root, 'index.js')));
+    expect(resources.find((r) => r.uri === uriOf(path.join(root, 'index.js')))?.name).toBe('project/index.js');
+    await sleep(500);
+    const changed = h.session.waitFor('notifications/resources/list_changed', () => true, 3000);
+    await writeFile(path.join(root, 'added.js'), 'y');
+    await changed;
   });
 });

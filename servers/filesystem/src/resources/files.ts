@@ -3,7 +3,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ToolError, decodeCursor, encodeCursor, type RequestContext, type ResourceListing, type SuiteServer } from '@suite/shared';
+import { ToolError, decodeCursor, encodeCursor, isInside, type RequestContext, type ResourceListing, type SuiteServer } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { OCTET_STREAM, isProbablyText, isTextMimeType, mimeTypeFor } from '../mime.js';
 import { walk } from '../walk.js';
@@ -34,9 +34,16 @@ interface ListingSnapshot {
   takenAt: number;
 }
 
-/** True for paths inside a directory the listing never enters. */
-function isSkippedPath(p: string): boolean {
-  return p.split(path.sep).some((part) => SKIPPED_DIRECTORIES.has(part));
+/**
+ * A filter for paths inside a directory the listing never enters. Only the part below the root
+ * counts, so a root that itself lives under some `node_modules` is still watched.
+ */
+function skippedPathFilter(dirs: readonly string[]): (p: string) => boolean {
+  return (p) => {
+    const root = dirs.find((dir) => isInside(p, dir));
+    if (!root) return false;
+    return path.relative(root, p).split(path.sep).some((part) => SKIPPED_DIRECTORIES.has(part));
+  };
 }
 
 /**
@@ -55,7 +62,7 @@ export function registerFileResources(server: SuiteServer, config: FilesystemCon
     // The roots changed (client roots): stop watching the old set for this session.
     if (watchedKey) await config.changes.unwatchListing(server.sessionKey, watchedKey);
     watchedKey = key;
-    config.changes.watchListing(server.sessionKey, key, [...dirs], { depth: LIST_MAX_DEPTH - 1, ignored: isSkippedPath });
+    config.changes.watchListing(server.sessionKey, key, [...dirs], { depth: LIST_MAX_DEPTH - 1, ignored: skippedPathFilter(dirs) });
     return key;
   };
   server.onClose(async () => {
