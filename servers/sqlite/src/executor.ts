@@ -177,7 +177,7 @@ export class QueryExecutor {
             p.child.off('exit', onExit);
             if (!settled) this.release(p);
             if (message.ok) finish(undefined, message.result);
-            else finish(new ToolError(`${options.label}: ${message.message}`, message.kind));
+            else finish(new ToolError(message.message, message.kind));
           };
           const onExit = (): void => {
             p.child.off('message', onMessage);

@@ -4,7 +4,7 @@ import type { SqliteConfig } from '../config.js';
 import type { RowsResult } from '../executor.js';
 import { renderTable } from '../result-table.js';
 import { hasPragmaWithArguments } from '../sql-keywords.js';
-import { PARAMS, ROWS_OUTPUT, SQL, callTimeoutMs, maxRowsArg, timeoutArg } from './schemas.js';
+import { PARAMS, ROWS_OUTPUT, SQL, callTimeoutMs, maxRowsArg, timeoutArg } from '../tool-schemas.js';
 
 /** The text answer: the table, then one line saying how complete it is. */
 export function rowsText(result: RowsResult, maxRows: number, hardMaxRows: number): string {

@@ -5,7 +5,7 @@ import type { SqliteDatabase } from '../database.js';
 import type { ChangeResult, Params, RowsResult } from '../executor.js';
 import { isCreateTable, statementKind } from '../sql-keywords.js';
 import { rowsText } from './query.js';
-import { CELL, PARAMS, SQL, callTimeoutMs, timeoutArg } from './schemas.js';
+import { CELL, PARAMS, SQL, callTimeoutMs, timeoutArg } from '../tool-schemas.js';
 
 const WRITE_OUTPUT = z.object({
   changes: z.number().int(),

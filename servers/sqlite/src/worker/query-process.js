@@ -55,8 +55,7 @@ process.on('message', (raw) => {
       const result = run(message);
       send({ type: 'result', id: message.id, ok: true, result });
     } catch (error) {
-      const kind = error instanceof RefusedError ? error.kind : isSqliteError(error) ? 'invalid_argument' : 'failed';
-      send({ type: 'result', id: message.id, ok: false, kind, message: errorMessage(error) });
+      send({ type: 'result', id: message.id, ok: false, ...describeFailure(error) });
     }
   }
 });
@@ -234,9 +233,23 @@ function toCell(value, maxCellChars) {
   return { cell: String(value), clipped: false };
 }
 
-/** @param {unknown} error */
-function isSqliteError(error) {
-  return error instanceof Database.SqliteError || error instanceof RangeError || error instanceof TypeError;
+/**
+ * What the parent shows: refusals as they are, SQLite's own messages (syntax, missing table,
+ * wrong parameter count) marked as such, a locked database as something to retry.
+ * @param {unknown} error
+ * @returns {{ kind: string, message: string }}
+ */
+function describeFailure(error) {
+  if (error instanceof RefusedError) return { kind: error.kind, message: error.message };
+  if (error instanceof Database.SqliteError) {
+    if (error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED')) {
+      return { kind: 'unavailable', message: 'The database is locked by another connection; try again in a moment.' };
+    }
+    return { kind: 'invalid_argument', message: `SQLite error: ${error.message}` };
+  }
+  // better-sqlite3 reports misuse (two statements, wrong parameters) as RangeError/TypeError.
+  if (error instanceof RangeError || error instanceof TypeError) return { kind: 'invalid_argument', message: error.message };
+  return { kind: 'failed', message: errorMessage(error) };
 }
 
 /** @param {unknown} error */

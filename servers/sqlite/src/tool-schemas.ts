@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SqliteLimits } from '../database.js';
+import type { SqliteLimits } from './database.js';
 
 /** A bound value: text, number, boolean (as 0/1), NULL, or a BLOB as { $blob: base64 }. */
 const PARAM_VALUE = z.union([z.string(), z.number(), z.boolean(), z.null(), z.object({ $blob: z.base64() }).strict()]);
