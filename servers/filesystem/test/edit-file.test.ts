@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -178,6 +179,14 @@ describe('edit_file', () => {
     expect(missing.text).toContain('Not found');
     const none = await h.session.callTool('edit_file', { path: text, edits: [] });
     expect(none.isError).toBe(true);
+  });
+
+  it('refuses a FIFO at once instead of waiting for a writer', async () => {
+    const fifo = path.join(h.dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    const out = await h.session.callTool('edit_file', { path: fifo, edits: [{ oldText: 'a', newText: 'b' }] });
+    expect(out.isError).toBe(true);
+    expect(out.text).toContain('not a regular file');
   });
 
   it('edits a line in the middle of a large file with a one-hunk diff', async () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -124,6 +125,9 @@ describe('file resources: listing and reading', () => {
     expect(link.message).not.toContain(h.outside);
     const sibling = await error(uriOf(path.join(h.sibling, 'x.txt')));
     expect(sibling.message).toContain('Access denied');
+    const fifo = path.join(h.dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    expect((await error(uriOf(fifo))).message).toContain('not a regular file');
   });
 
   it('completes paths under the roots from a typed prefix', async () => {

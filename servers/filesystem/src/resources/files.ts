@@ -103,7 +103,8 @@ export function registerFileResources(server: SuiteServer, config: FilesystemCon
       const userPath = pathOfUri(uri);
       const guard = await ctx.paths();
       const { real } = await guard.resolve(userPath, { mustExist: true });
-      const handle = await guard.open(real, constants.O_RDONLY, undefined, userPath);
+      // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below as not a regular file.
+      const handle = await guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath);
       let bytes: Buffer;
       try {
         const stat = await handle.stat();

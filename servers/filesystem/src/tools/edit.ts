@@ -57,7 +57,8 @@ export function registerEditTool(server: SuiteServer, _config: FilesystemConfig)
     handler: async ({ path: userPath, edits, dryRun }, ctx) => {
       const guard = await ctx.paths();
       const { real } = await guard.resolve(userPath, { mustExist: true });
-      const handle = await withFsErrors(userPath, 'open', () => guard.open(real, constants.O_RDONLY, undefined, userPath));
+      // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below as not a regular file.
+      const handle = await withFsErrors(userPath, 'open', () => guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath));
       let bytes: Buffer;
       let before: { size: number; mtimeMs: number };
       try {

@@ -144,7 +144,15 @@ export function registerMoveTools(server: SuiteServer, _config: FilesystemConfig
         await withFsErrors(userPath, 'delete', async () => {
           const detached = path.join(target.parent, `.deleting-${randomBytes(6).toString('hex')}`);
           await rename(target.entry, detached);
-          await rm(detached, { recursive: true, force: true });
+          try {
+            await rm(detached, { recursive: true, force: true });
+          } catch (error) {
+            // Put back what could not be deleted, under its own name, rather than leave a hidden remnant.
+            await rename(detached, target.entry).catch(() => undefined);
+            throw ToolError.conflict(
+              `Could not delete everything in ${userPath} (${(error as NodeJS.ErrnoException).code ?? 'error'}); what remains is still at ${userPath}.`,
+            );
+          }
         });
         return { text: `Successfully deleted directory ${userPath} and everything in it.`, structured: { path: userPath, kind: what } };
       }
@@ -242,7 +250,7 @@ async function copyToTemp(
   ctx: RequestContext,
   durable = true,
 ): Promise<{ tmp: string; bytes: number }> {
-  const input = await guard.open(sourceReal, constants.O_RDONLY, undefined, source);
+  const input = await guard.open(sourceReal, constants.O_RDONLY | constants.O_NONBLOCK, undefined, source);
   let tmp: string | undefined;
   try {
     const sourceStat = await input.stat();
