@@ -152,12 +152,17 @@ describe('PRAGMA in read-only calls', () => {
         'PRAGMA main.query_only=false',
         'EXPLAIN PRAGMA query_only = OFF',
         '-- c\nPRAGMA foreign_keys = OFF',
+        'SELECT * FROM pragma_query_only(0)',
       ]) {
         const out = await h.session.callTool('read_query', { sql });
         expect(out.isError, sql).toBe(true);
         const explained = await h.session.callTool('explain_query', { sql });
         expect(explained.isError, sql).toBe(true);
       }
+      // The table-valued forms take no value to set: SQLite reads an argument as a schema name.
+      const tvf = await h.session.callTool('read_query', { sql: "SELECT * FROM pragma_journal_mode('wal')" });
+      expect(tvf.isError).toBe(true);
+      expect(tvf.text).toMatch(/unknown database/);
       const check = await h.session.callTool('read_query', { sql: 'PRAGMA query_only' });
       expect(check.structured).toMatchObject({ rows: [[1]] });
       expect(snapshotTree(dir)).toEqual(before);
