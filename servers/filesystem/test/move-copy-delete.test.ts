@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +107,18 @@ describe('move_file across filesystems', () => {
     expect((await stat(shm)).dev).not.toBe((await stat(h.dir)).dev);
   });
 
+  it('refuses to move a tree holding a FIFO across devices rather than lose it', async () => {
+    const from = path.join(shm, 'with-fifo');
+    await mkdir(from);
+    await writeFile(path.join(from, 'data.txt'), 'data');
+    execFileSync('mkfifo', [path.join(from, 'pipe')]);
+    const out = await h.session.callTool('move_file', { source: from, destination: path.join(h.dir, 'with-fifo') });
+    expect(out.isError).toBe(true);
+    expect(out.text).toContain('cannot be copied (pipe)');
+    expect(await exists(path.join(h.dir, 'with-fifo'))).toBe(false);
+    expect((await readdir(from)).sort()).toEqual(['data.txt', 'pipe']);
+  });
+
   it('copies then deletes a file, keeping its mode', async () => {
     const from = path.join(h.dir, 'cross.sh');
     await writeFile(from, 'echo hi\n');
@@ -125,6 +138,8 @@ describe('move_file across filesystems', () => {
     await mkdir(path.join(from, 'a', 'b'), { recursive: true });
     await writeFile(path.join(from, 'a', 'b', 'leaf.txt'), 'leaf');
     await writeFile(path.join(from, 'top.txt'), 'top');
+    await symlink(h.outside, path.join(from, 'a', 'link-out'));
+    await symlink('top.txt', path.join(from, 'link-in'));
     await mkdir(path.join(h.dir, 'occupied'));
     const blocked = await h.session.callTool('move_file', { source: from, destination: path.join(h.dir, 'occupied') });
     expect(blocked.isError).toBe(true);
@@ -134,6 +149,9 @@ describe('move_file across filesystems', () => {
     expect(out.structured).toMatchObject({ crossDevice: true, kind: 'directory' });
     expect(await readFile(path.join(to, 'a', 'b', 'leaf.txt'), 'utf8')).toBe('leaf');
     expect(await readFile(path.join(to, 'top.txt'), 'utf8')).toBe('top');
+    // A move loses nothing: symlinks come along as they were, wherever they point.
+    expect(await readlink(path.join(to, 'a', 'link-out'))).toBe(h.outside);
+    expect(await readlink(path.join(to, 'link-in'))).toBe('top.txt');
     expect(await exists(from)).toBe(false);
   });
 });

@@ -220,7 +220,15 @@ async function moveAcrossDevices(
   ctx: RequestContext,
 ): Promise<void> {
   if (from.stat.isDirectory()) {
-    await copyDirectory(guard, from.entry, to, source, destination, ctx);
+    // A move keeps every symlink as it is (the original goes away, so no new way out appears).
+    const tally = await copyDirectory(guard, from.entry, to, source, destination, ctx, { keepAllSymlinks: true });
+    if (tally.skipped.length > 0) {
+      // Sockets, FIFOs and devices cannot be recreated here: deleting the source would lose them.
+      await rm(to.entry, { recursive: true, force: true });
+      throw ToolError.conflict(
+        `Cannot move ${source} across filesystems: it contains entries that cannot be copied (${tally.skipped.slice(0, 10).join(', ')}). Nothing was moved.`,
+      );
+    }
     await rm(from.entry, { recursive: true, force: true });
     return;
   }
@@ -325,6 +333,7 @@ async function copyDirectory(
   source: string,
   destination: string,
   ctx: RequestContext,
+  options: { keepAllSymlinks?: boolean } = {},
 ): Promise<CopyTally> {
   const staging = tempName(to.parent);
   await mkdir(staging);
@@ -356,8 +365,8 @@ async function copyDirectory(
           tally.files++;
           tally.bytes += bytes;
         } else if (dirent.isSymbolicLink()) {
-          const leadsInside = await realpath(child).then((real) => guard.contains(real), () => false);
-          if (leadsInside) await symlink(await readlink(child), target);
+          const keep = options.keepAllSymlinks === true || (await realpath(child).then((real) => guard.contains(real), () => false));
+          if (keep) await symlink(await readlink(child), target);
           else tally.skipped.push(childRelative);
         } else {
           tally.skipped.push(childRelative);
