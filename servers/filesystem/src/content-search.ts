@@ -1,6 +1,6 @@
-import { constants, fstatSync, readSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { read, readSync } from 'node:fs';
 import { throwIfCancelled, type PathGuard } from '@suite/shared';
+import { openVerifiedSync, type VerifiedFile } from './verified-open.js';
 
 /**
  * Searches one file for a pattern, line by line, reading it in chunks so memory stays bounded
@@ -45,31 +45,33 @@ export function clipLine(text: string, test: RegExp): string {
   return `${start > 0 ? '…' : ''}${text.slice(start, start + MAX_SHOWN_LINE)}${start + MAX_SHOWN_LINE < text.length ? '…' : ''}`;
 }
 
+function readAt(fd: number, buffer: Buffer, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => read(fd, buffer, 0, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))));
+}
+
 export async function searchFile(guard: PathGuard, file: string, options: FileSearchOptions): Promise<FileSearchOutcome> {
-  let handle: FileHandle;
+  let opened: VerifiedFile;
   try {
-    // O_NONBLOCK: a FIFO must not hang the search waiting for a writer (it is skipped below).
-    handle = await guard.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    opened = openVerifiedSync(guard, file, file);
   } catch {
     return { kind: 'unreadable' };
   }
   try {
-    const stat = fstatSync(handle.fd);
-    if (!stat.isFile()) return { kind: 'unreadable' };
-    if (stat.size > options.maxFileBytes) return { kind: 'too-large' };
-    return await searchOpenFile(handle, stat.size, options);
+    if (!opened.stat.isFile()) return { kind: 'unreadable' };
+    if (opened.stat.size > options.maxFileBytes) return { kind: 'too-large' };
+    return await searchOpenFile(opened.fd, opened.stat.size, options);
   } catch (error) {
     if (options.signal.aborted) throw error;
     return { kind: 'unreadable' };
   } finally {
-    await handle.close();
+    opened.close();
   }
 }
 
 /** Files up to this size are read with one synchronous read: microseconds, cheaper than a thread-pool round trip. */
 const SYNC_READ_BYTES = 64 * 1024;
 
-async function searchOpenFile(handle: FileHandle, size: number, options: FileSearchOptions): Promise<FileSearchOutcome> {
+async function searchOpenFile(fd: number, size: number, options: FileSearchOptions): Promise<FileSearchOutcome> {
   const { lineTest, chunkTest, contextLines, maxMatches, signal } = options;
   const small = size < SYNC_READ_BYTES;
   // One byte more than the size, so a file that is exactly one chunk still sees its end in one read.
@@ -130,7 +132,7 @@ async function searchOpenFile(handle: FileHandle, size: number, options: FileSea
 
   for (;;) {
     throwIfCancelled(signal);
-    const bytesRead = small ? readSync(handle.fd, chunk, 0, chunk.length, position) : (await handle.read(chunk, 0, chunk.length, position)).bytesRead;
+    const bytesRead = small ? readSync(fd, chunk, 0, chunk.length, position) : await readAt(fd, chunk, chunk.length, position);
     if (first) {
       first = false;
       if (chunk.subarray(0, Math.min(bytesRead, BINARY_SNIFF)).includes(0)) return { kind: 'binary' };

@@ -1,5 +1,5 @@
-import type { FileHandle } from 'node:fs/promises';
 import { throwIfCancelled } from '@suite/shared';
+import type { ChunkReader } from './verified-open.js';
 
 /**
  * Line-oriented reads over an open file that never load the whole file: forward reads stop as
@@ -69,7 +69,7 @@ export interface ForwardOptions {
  * cuts the range, whole lines are kept (a single line longer than the cap is cut at a character
  * boundary).
  */
-export async function readLinesForward(handle: FileHandle, options: ForwardOptions): Promise<LineSlice> {
+export async function readLinesForward(reader: ChunkReader, options: ForwardOptions): Promise<LineSlice> {
   const { startLine, maxLines, maxBytes, size } = options;
   const chunk = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK_BYTES, size + 1)));
   const parts: Buffer[] = [];
@@ -90,7 +90,7 @@ export async function readLinesForward(handle: FileHandle, options: ForwardOptio
 
   while (!done) {
     if (options.signal && (++reads & 63) === 0) throwIfCancelled(options.signal);
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+    const bytesRead = await reader.read(chunk, 0, chunk.length, position);
     if (bytesRead === 0) break;
     position += bytesRead;
     let i = 0;
@@ -168,7 +168,7 @@ export interface TailOptions {
 }
 
 /** Reads the last `lines` lines by reading backwards from the end in chunks. */
-export async function readLastLines(handle: FileHandle, options: TailOptions): Promise<LineSlice> {
+export async function readLastLines(reader: ChunkReader, options: TailOptions): Promise<LineSlice> {
   const { lines, maxBytes, size } = options;
   if (size === 0 || lines <= 0) {
     return { text: '', firstLine: undefined, lineCount: 0, cutByBytes: false, reachedEnd: true, totalLines: size === 0 ? 0 : undefined };
@@ -187,7 +187,7 @@ export async function readLastLines(handle: FileHandle, options: TailOptions): P
     const length = Math.min(CHUNK_BYTES, position);
     position -= length;
     const buf = Buffer.allocUnsafe(length);
-    const { bytesRead } = await handle.read(buf, 0, length, position);
+    const bytesRead = await reader.read(buf, 0, length, position);
     const data = buf.subarray(0, bytesRead);
     let scanEnd = data.length;
     // A newline that ends the file terminates the last line rather than starting a new one.

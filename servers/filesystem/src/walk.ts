@@ -198,7 +198,8 @@ export async function* walkBatches(start: string, options: WalkOptions = {}): As
       if (gitignore && isDirectory && name === '.git') continue;
       if (options.exclude?.(relative, isDirectory, name)) continue;
       if (matchers.length > 0 && isIgnoredByGit(matchers, relative, isDirectory)) continue;
-      const absolute = path.join(current.absolute, name);
+      // Plain concatenation: the directory is already absolute and normalized, and path.join per entry shows up in profiles.
+      const absolute = current.absolute.endsWith(path.sep) ? current.absolute + name : current.absolute + path.sep + name;
       entries.push({ path: absolute, relative, name, depth, type });
       if (isDirectory && depth < maxDepth) queue.push({ absolute, relative, depth, matchers });
     }

@@ -1,5 +1,5 @@
-import { constants, fstatSync, readSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { readSync } from 'node:fs';
+import { ChunkReader, openVerifiedSync, type VerifiedFile } from '../verified-open.js';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ToolError, type ContentBlock, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
@@ -23,6 +23,8 @@ const MULTI_READ_BUDGET_FACTOR = 4;
 const MAX_MULTI_PATHS = 200;
 const BINARY_SNIFF_BYTES = 8192;
 const SYNC_READ_BYTES = 64 * 1024;
+/** read_media_file reads in pieces this big, so no single read blocks for long. */
+const MEDIA_CHUNK_BYTES = 1024 * 1024;
 
 const lineCount = z.number().int().nonnegative();
 
@@ -52,46 +54,59 @@ interface TextRead {
   size: number;
 }
 
-async function openRegularFile(guard: PathGuard, userPath: string): Promise<{ handle: FileHandle; size: number; real: string }> {
+interface OpenedFile {
+  file: VerifiedFile;
+  reader: ChunkReader;
+  size: number;
+  real: string;
+}
+
+async function openRegularFile(guard: PathGuard, userPath: string): Promise<OpenedFile> {
   const { real } = await guard.resolve(userPath, { mustExist: true });
   return withPathErrors(userPath, async () => {
-    // O_NONBLOCK: opening a FIFO must not hang the call waiting for a writer (it is refused below).
-    const handle = await guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath);
+    const file = openVerifiedSync(guard, real, userPath);
     try {
-      // fstat on an open descriptor does not block; doing it inline saves a thread-pool round trip per read.
-      const stat = fstatSync(handle.fd);
-      if (stat.isDirectory()) throw ToolError.invalidArgument(`${userPath} is a directory, not a file. Use list_directory to see what it contains.`);
-      if (!stat.isFile()) throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
-      return { handle, size: stat.size, real };
+      if (file.stat.isDirectory()) throw ToolError.invalidArgument(`${userPath} is a directory, not a file. Use list_directory to see what it contains.`);
+      if (!file.stat.isFile()) throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
+      return { file, reader: new ChunkReader(file.fd), size: file.stat.size, real };
     } catch (error) {
-      await handle.close();
+      file.close();
       throw error;
     }
   });
 }
 
-async function looksBinary(handle: FileHandle, size: number): Promise<boolean> {
+async function looksBinary(reader: ChunkReader, size: number): Promise<boolean> {
   const sample = Buffer.allocUnsafe(Math.min(BINARY_SNIFF_BYTES, size));
   if (sample.length === 0) return false;
-  const { bytesRead } = await handle.read(sample, 0, sample.length, 0);
+  const bytesRead = await reader.read(sample, 0, sample.length, 0);
   return sample.subarray(0, bytesRead).includes(0);
 }
 
 /**
- * Small whole-file reads (the common case) are done with one synchronous read of at most
- * SYNC_READ_BYTES: for a file that size the read costs microseconds, less than the thread-pool
- * round trips an async read needs, and it keeps small reads as fast as a bare readFile.
- * Returns undefined when the file is not small after all (it grew), so the caller streams it.
+ * Small whole-file reads (the common case) take a synchronous path: a verified O_NOFOLLOW open,
+ * fstat and one read of at most SYNC_READ_BYTES. For a file that size this costs microseconds,
+ * less than the thread-pool round trips of the async path, and keeps small reads as fast as a
+ * bare readFile. Returns undefined (having closed the file) whenever the file is not a small
+ * regular file, so the caller takes the general path, which also produces the right errors.
  */
-function readSmallWholeFile(handle: FileHandle, size: number): Buffer | undefined {
-  const buffer = Buffer.allocUnsafe(size + 1);
-  let filled = 0;
-  while (filled < buffer.length) {
-    const n = readSync(handle.fd, buffer, filled, buffer.length - filled, filled);
-    if (n === 0) break;
-    filled += n;
+function readSmallWholeFile(guard: PathGuard, real: string, userPath: string, maxBytes: number): Buffer | undefined {
+  const file = openVerifiedSync(guard, real, userPath);
+  try {
+    const size = file.stat.size;
+    if (!file.stat.isFile() || size > SYNC_READ_BYTES || size > maxBytes) return undefined;
+    const buffer = Buffer.allocUnsafe(size + 1);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = readSync(file.fd, buffer, filled, buffer.length - filled, filled);
+      if (n === 0) break;
+      filled += n;
+    }
+    // The file grew since fstat: let the general path apply the caps.
+    return filled > size ? undefined : buffer.subarray(0, filled);
+  } finally {
+    file.close();
   }
-  return filled > size ? undefined : buffer.subarray(0, filled);
 }
 
 function countLines(text: string): number {
@@ -119,12 +134,12 @@ function validateReadRequest(args: TextReadRequest): void {
   if (head !== undefined && args.limit !== undefined) throw ToolError.invalidArgument('head and limit mean the same thing; give only one.');
 }
 
-async function readText(handle: FileHandle, size: number, args: TextReadRequest, maxBytes: number, signal: AbortSignal): Promise<TextRead> {
+async function readText(reader: ChunkReader, size: number, args: TextReadRequest, maxBytes: number, signal: AbortSignal): Promise<TextRead> {
   const tail = args.tail || undefined;
   const head = args.head || undefined;
-  if (tail !== undefined) return { slice: await readLastLines(handle, { lines: tail, maxBytes, size, signal }), size };
+  if (tail !== undefined) return { slice: await readLastLines(reader, { lines: tail, maxBytes, size, signal }), size };
   const ranged = head !== undefined || args.offset !== undefined || args.limit !== undefined;
-  const slice = await readLinesForward(handle, {
+  const slice = await readLinesForward(reader, {
     startLine: args.offset ?? 1,
     maxLines: head ?? args.limit ?? Infinity,
     maxBytes,
@@ -172,29 +187,30 @@ function binaryFile(userPath: string): ToolError {
 
 async function readTextFile(guard: PathGuard, userPath: string, args: TextReadRequest, maxBytes: number, signal: AbortSignal): Promise<{ text: string; output: ReadTextOutput }> {
   validateReadRequest(args);
-  const { handle, size } = await openRegularFile(guard, userPath);
+  const whole = !args.head && !args.tail && args.offset === undefined && args.limit === undefined;
+  if (whole) {
+    const { real } = await guard.resolve(userPath, { mustExist: true });
+    const bytes = await withPathErrors(userPath, async () => readSmallWholeFile(guard, real, userPath, maxBytes));
+    if (bytes) {
+      if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) throw binaryFile(userPath);
+      const text = bytes.toString('utf8');
+      const lines = countLines(text);
+      const output: ReadTextOutput = { content: text, path: userPath, size: bytes.length, lineCount: lines, totalLines: lines, truncated: false };
+      if (lines > 0) output.startLine = 1;
+      return { text, output };
+    }
+  }
+  const { file, reader, size } = await openRegularFile(guard, userPath);
   try {
     return await withPathErrors(userPath, async () => {
-      const whole = !args.head && !args.tail && args.offset === undefined && args.limit === undefined;
-      if (whole && size <= SYNC_READ_BYTES && size <= maxBytes) {
-        const bytes = readSmallWholeFile(handle, size);
-        if (bytes) {
-          if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) throw binaryFile(userPath);
-          const text = bytes.toString('utf8');
-          const lines = countLines(text);
-          const output: ReadTextOutput = { content: text, path: userPath, size, lineCount: lines, totalLines: lines, truncated: false };
-          if (lines > 0) output.startLine = 1;
-          return { text, output };
-        }
-      }
-      if (await looksBinary(handle, size)) throw binaryFile(userPath);
-      const read = await readText(handle, size, args, maxBytes, signal);
+      if (await looksBinary(reader, size)) throw binaryFile(userPath);
+      const read = await readText(reader, size, args, maxBytes, signal);
       const marker = truncationMarker(read, args, maxBytes);
       const text = marker ? `${read.slice.text}\n${marker}` : read.slice.text;
       return { text, output: toOutput(userPath, read) };
     });
   } finally {
-    await handle.close();
+    file.close();
   }
 }
 
@@ -288,7 +304,7 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
     annotations: { title: 'Read Media File', ...READ_ONLY },
     handler: async (args, ctx) => {
       const guard = await ctx.paths();
-      const { handle, size, real } = await openRegularFile(guard, args.path);
+      const { file, reader, size, real } = await openRegularFile(guard, args.path);
       try {
         if (size > config.limits.maxMediaBytes) {
           throw ToolError.invalidArgument(
@@ -299,7 +315,7 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
           const buffer = Buffer.allocUnsafe(size);
           let filled = 0;
           while (filled < size) {
-            const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+            const bytesRead = await reader.read(buffer, filled, Math.min(MEDIA_CHUNK_BYTES, size - filled), filled);
             if (bytesRead === 0) break;
             filled += bytesRead;
           }
@@ -315,7 +331,7 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
               : { type: 'resource', resource: { uri: pathToFileURL(real).href, mimeType, blob: data } };
         return { content: [block], structured: { path: args.path, mimeType, size, kind } };
       } finally {
-        await handle.close();
+        file.close();
       }
     },
   });

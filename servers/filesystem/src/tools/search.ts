@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { ToolError, throwIfCancelled, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
@@ -16,7 +17,8 @@ const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
   openWorldHint: false,
 };
 
-const FILE_CONCURRENCY = 16;
+/** Longest stretch of synchronous file reads before the search lets other work run. */
+const YIELD_EVERY_MS = 8;
 const DEFAULT_CONTENT_RESULTS = 100;
 const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 const MAX_PATTERN_LENGTH = 1000;
@@ -212,15 +214,10 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
         record(args.path, await searchFile(guard, real, searchOptions()));
       } else if (stat.isDirectory()) {
         const gitignoreRoot = rootContaining(guard, real);
-        // Files are searched in parallel but their results are committed in walk order, so
-        // answers (and where maxResults cuts them) do not depend on timing.
-        const inFlight: { relative: string; result: Promise<FileSearchOutcome> }[] = [];
-        const commitOldest = async (): Promise<void> => {
-          const next = inFlight.shift();
-          if (!next) return;
-          record(next.relative, await next.result);
-          ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
-        };
+        // Files are searched one after another: small ones with synchronous reads (cheaper than
+        // thread-pool round trips), so the loop yields to the event loop every few milliseconds to
+        // keep the server answering, and to notice cancellation. Directory reads run ahead in parallel.
+        let lastYield = performance.now();
         walk: for await (const batch of walkBatches(real, {
           exclude: (relative, isDir, name) => filters.excluded(relative, name) || (!isDir && !filters.included(relative, name)),
           respectGitignore: args.respectGitignore,
@@ -233,17 +230,15 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
               truncated = true;
               break walk;
             }
-            const result = searchFile(guard, entry.path, searchOptions());
-            // Failures are folded into the outcome; this only keeps a cancelled search from leaving unhandled rejections.
-            result.catch(() => undefined);
-            inFlight.push({ relative: entry.relative, result });
-            while (inFlight.length >= FILE_CONCURRENCY) await commitOldest();
+            record(entry.relative, await searchFile(guard, entry.path, searchOptions()));
+            if (performance.now() - lastYield > YIELD_EVERY_MS) {
+              await new Promise((resolve) => setImmediate(resolve));
+              throwIfCancelled(ctx.signal);
+              ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
+              lastYield = performance.now();
+            }
           }
         }
-        while (inFlight.length > 0 && found.length < args.maxResults) await commitOldest();
-        if (inFlight.length > 0) truncated = true;
-        // Wait for whatever is still running, so no file handle outlives the call.
-        await Promise.allSettled(inFlight.map((f) => f.result));
         throwIfCancelled(ctx.signal);
       } else {
         throw ToolError.invalidArgument(`${args.path} is neither a file nor a directory.`);
