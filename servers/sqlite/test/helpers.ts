@@ -82,3 +82,21 @@ export async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promi
 
 /** A recursive CTE that keeps SQLite busy inside one step for many seconds. */
 export const LONG_QUERY = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) FROM c';
+
+/**
+ * Repeats a change until the session hears about it. File watchers start asynchronously, so a
+ * single write right after subscribing could land before the watch is in place on a loaded
+ * machine; repeating keeps the test about delivery, not about a race with watcher start-up.
+ */
+export async function untilUpdated(session: TestSession, uri: string, change: (attempt: number) => Promise<void> | void, timeoutMs = 20_000): Promise<void> {
+  let heard = false;
+  const waiting = session.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri, timeoutMs).then(() => {
+    heard = true;
+  });
+  const end = Date.now() + timeoutMs;
+  for (let attempt = 0; !heard && Date.now() < end; attempt++) {
+    await change(attempt);
+    await Promise.race([waiting, new Promise((r) => setTimeout(r, 1000))]);
+  }
+  await waiting;
+}

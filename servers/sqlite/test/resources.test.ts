@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeDatabaseFile, openServer, type Harness } from './helpers.js';
+import { makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';
 
 const settle = (ms = 300): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -65,27 +65,27 @@ describe('resources, subscriptions, prompts and completion', () => {
     const { h, file } = await start();
     await h.session.client.subscribeResource({ uri: 'sqlite://sample/schema' });
     await settle();
-    const updated = h.session.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'sqlite://sample/schema', 8000);
-    const other = new Database(file);
-    other.exec('CREATE TABLE added_elsewhere (x)');
-    other.close();
-    await updated;
+    await untilUpdated(h.session, 'sqlite://sample/schema', (attempt) => {
+      const other = new Database(file);
+      other.exec(`CREATE TABLE added_elsewhere_${attempt} (x)`);
+      other.close();
+    });
     const schema = await h.session.client.readResource({ uri: 'sqlite://sample/schema' });
-    expect((schema.contents[0] as { text: string }).text).toContain('added_elsewhere');
+    expect((schema.contents[0] as { text: string }).text).toContain('added_elsewhere_0');
   });
 
   it('notifies table subscribers of a change that so far lives only in the WAL file', async () => {
     const { h, file } = await start({ wal: true });
     await h.session.client.subscribeResource({ uri: 'sqlite://sample/tables/people' });
     await settle();
-    const updated = h.session.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'sqlite://sample/tables/people', 8000);
     // The writer stays open, so no checkpoint copies the change into the main file.
     const other = new Database(file);
     try {
       other.pragma('wal_autocheckpoint = 0');
-      other.prepare("INSERT INTO people (name) VALUES ('Barbara')").run();
-      await updated;
-      const out = await h.session.callTool('read_query', { sql: "SELECT count(*) FROM people WHERE name = 'Barbara'" });
+      await untilUpdated(h.session, 'sqlite://sample/tables/people', () => {
+        other.prepare("INSERT INTO people (name) VALUES ('Barbara')").run();
+      });
+      const out = await h.session.callTool('read_query', { sql: "SELECT count(*) > 0 AS seen FROM people WHERE name = 'Barbara'" });
       expect(out.structured).toMatchObject({ rows: [[1]] });
     } finally {
       other.close();
@@ -96,10 +96,10 @@ describe('resources, subscriptions, prompts and completion', () => {
     const { h } = await start({ allowWrite: true });
     await h.session.client.subscribeResource({ uri: 'sqlite://sample/tables/teams' });
     await settle();
-    const updated = h.session.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'sqlite://sample/tables/teams', 8000);
-    const out = await h.session.callTool('write_query', { sql: "INSERT INTO teams (name) VALUES ('infra')" });
-    expect(out.isError).toBe(false);
-    await updated;
+    await untilUpdated(h.session, 'sqlite://sample/tables/teams', async () => {
+      const out = await h.session.callTool('write_query', { sql: "INSERT INTO teams (name) VALUES ('infra')" });
+      expect(out.isError).toBe(false);
+    });
   });
 
   it('refuses to subscribe to a table that does not exist', async () => {
