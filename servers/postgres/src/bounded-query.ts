@@ -1,12 +1,16 @@
 /**
- * A pg query that always uses the extended protocol (Parse/Bind/Execute: PostgreSQL refuses more
- * than one statement in a Parse, which is the first layer of the read-only guarantee) and that
- * fetches rows in chunks through a portal, stopping at a row or byte cap. Rows beyond the cap are
- * never sent by the server: after the cap we Sync, and the unnamed portal dies with the
- * transaction.
+ * Running one user statement with bounded output, in as few round trips as the protocol allows.
+ *
+ * - Always the extended protocol (Parse/Bind/Execute): PostgreSQL refuses more than one statement
+ *   in a Parse, which is the first layer of the read-only guarantee.
+ * - Our own preamble (BEGIN READ ONLY and a snapshot-taking no-op) rides in the same write, ahead
+ *   of the user's Parse, so a small read-only query costs one round trip before the answer.
+ * - Rows come through the unnamed portal in chunks (Execute with a row count, then Sync). Inside a
+ *   transaction block the portal survives the Sync, so more chunks are fetched only while the row
+ *   and byte caps allow; rows past the cap are never sent, and the portal dies with the transaction.
  */
 import pg from 'pg';
-import { JSON_TYPES, type JsonValue } from './values.js';
+import { parserFor, type JsonValue } from './values.js';
 
 export interface BoundedResult {
   fields: { name: string; dataTypeID: number }[];
@@ -20,105 +24,228 @@ export interface BoundedResult {
 }
 
 interface WireConnection {
+  parse(config: { text: string; name?: string; types?: number[] }): void;
+  bind(config: { portal?: string; statement?: string; values?: unknown[] }): void;
+  execute(config: { portal?: string; rows?: number }): void;
   sync(): void;
+  sendCopyFail(message: string): void;
+  stream: { cork?: () => void; uncork?: () => void };
+}
+
+interface RowDescription {
+  fields: { name: string; dataTypeID: number }[];
+}
+interface DataRow {
+  fields: (string | null)[];
+}
+interface CommandComplete {
+  text?: string;
+}
+
+/** "INSERT 0 5" -> INSERT, 5; "SELECT 3" -> SELECT, 3; "BEGIN" -> BEGIN, null. */
+function parseTag(message: CommandComplete): { command: string | undefined; rowCount: number | null } {
+  const match = /^([A-Za-z]+(?: [A-Za-z]+)*?)(?: (\d+))?(?: (\d+))?$/.exec(message.text ?? '');
+  if (!match) return { command: undefined, rowCount: null };
+  const count = match[3] ?? match[2];
+  return { command: match[1], rowCount: count === undefined ? null : Number(count) };
 }
 
 /** The parts of pg's Query we hook; they are internal to pg, hence declared here. */
 interface QueryInternals {
-  handleDataRow(message: { fields: (string | null)[] }): void;
-  handleCommandComplete(message: unknown, connection: WireConnection): void;
-  handleError(error: Error, connection: WireConnection): void;
-  _getRows(connection: WireConnection, rows: number): void;
+  handleRowDescription(message: RowDescription): void;
+  handleCommandComplete(message: CommandComplete, connection: WireConnection): void;
+  prepare(connection: WireConnection): void;
 }
 
 const base = pg.Query.prototype as unknown as QueryInternals;
 
-/** Rows fetched per Execute: small enough to stop near the byte cap, large enough to be cheap. */
-const CHUNK_ROWS = 200;
+/** Rows asked for in the first Execute: most answers fit, and a wide-row surprise stays small. */
+const FIRST_CHUNK_ROWS = 100;
 
-export class BoundedQuery extends pg.Query {
-  private kept = 0;
-  private bytes = 0;
-  private stopReason: 'rows' | 'bytes' | undefined;
-  private suspended = false;
-  private synced = false;
+/** Keeps rows until the row or byte cap, parsing each value with the per-type converters. */
+class RowCollector {
+  readonly rows: JsonValue[][] = [];
+  bytes = 0;
+  stopReason: 'rows' | 'bytes' | undefined;
+  private parsers: ((text: string) => JsonValue)[] = [];
 
   constructor(
-    text: string,
-    values: unknown[],
-    private readonly maxRows: number,
-    private readonly maxBytes: number,
-  ) {
-    // rows: chunked portal execution; rowMode 'array': duplicate column names survive.
-    super({ text, values, rows: Math.min(CHUNK_ROWS, maxRows + 1), rowMode: 'array', types: JSON_TYPES, queryMode: 'extended' } as pg.QueryConfig);
+    readonly maxRows: number,
+    readonly maxBytes: number,
+  ) {}
+
+  describe(fields: RowDescription['fields']): void {
+    this.parsers = fields.map((f) => parserFor(f.dataTypeID));
   }
 
-  handleDataRow(message: { fields: (string | null)[] }): void {
+  add(fields: (string | null)[]): void {
     if (this.stopReason) return;
-    if (this.kept >= this.maxRows) {
+    if (this.rows.length >= this.maxRows) {
       this.stopReason = 'rows';
       return;
     }
     let size = 0;
-    for (const field of message.fields) size += field === null ? 4 : Buffer.byteLength(field);
-    if (this.bytes + size > this.maxBytes && this.kept > 0) {
+    for (const field of fields) size += field === null ? 4 : Buffer.byteLength(field);
+    if (this.bytes + size > this.maxBytes && this.rows.length > 0) {
       this.stopReason = 'bytes';
       return;
     }
     this.bytes += size;
-    this.kept += 1;
-    base.handleDataRow.call(this, message);
+    this.rows.push(fields.map((field, i) => (field === null ? null : this.parsers[i]!(field))));
   }
 
-  handlePortalSuspended(connection: WireConnection): void {
-    if (this.stopReason || this.kept >= this.maxRows) {
-      this.stopReason ??= 'rows';
-      this.suspended = true;
-      this.sync(connection);
+  /** How many rows to ask for next: enough to reach a cap (plus the probe row), no more. */
+  nextChunk(): number {
+    const rowsLeft = this.maxRows + 1 - this.rows.length;
+    if (this.rows.length === 0) return Math.min(FIRST_CHUNK_ROWS, rowsLeft);
+    const average = Math.max(1, this.bytes / this.rows.length);
+    const byBytes = Math.floor((this.maxBytes - this.bytes) / average) + 1;
+    return Math.max(1, Math.min(rowsLeft, byBytes, 2000));
+  }
+}
+
+/** Parse/Bind/Describe/Execute(n)/Sync for the user's statement, preceded by our preamble. */
+class OpeningQuery extends pg.Query {
+  fields: RowDescription['fields'] = [];
+  suspended = false;
+  command: string | undefined;
+  rowCount: number | null = null;
+  private preambleLeft: number;
+
+  constructor(
+    text: string,
+    values: unknown[],
+    private readonly collector: RowCollector,
+    private readonly preamble: readonly string[],
+  ) {
+    super({ text, values, rows: collector.nextChunk(), queryMode: 'extended' } as pg.QueryConfig);
+    this.preambleLeft = preamble.length;
+  }
+
+  prepare(connection: WireConnection): void {
+    for (const text of this.preamble) {
+      connection.parse({ text, name: '', types: [] });
+      connection.bind({ portal: '', statement: '', values: [] });
+      connection.execute({ portal: '', rows: 0 });
+    }
+    base.prepare.call(this, connection);
+  }
+
+  /** pg calls this from prepare() to send Execute; we add the Sync right away (one round trip). */
+  _getRows(connection: WireConnection, rows: number): void {
+    connection.execute({ portal: '', rows });
+    connection.sync();
+    // pg would Sync again after CommandComplete when rows is set; it must not.
+    (this as unknown as { rows: number | undefined }).rows = undefined;
+  }
+
+  handleRowDescription(message: RowDescription): void {
+    this.fields = message.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
+    this.collector.describe(message.fields);
+    base.handleRowDescription.call(this, message);
+  }
+
+  handleDataRow(message: DataRow): void {
+    this.collector.add(message.fields);
+  }
+
+  handleCommandComplete(message: CommandComplete, connection: WireConnection): void {
+    if (this.preambleLeft > 0) {
+      this.preambleLeft -= 1;
       return;
     }
-    base._getRows.call(this, connection, Math.min(CHUNK_ROWS, this.maxRows + 1 - this.kept));
-  }
-
-  handleCommandComplete(message: unknown, connection: WireConnection): void {
-    // pg syncs here itself when rows is set.
-    this.synced = true;
+    ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
     base.handleCommandComplete.call(this, message, connection);
   }
 
-  handleEmptyQuery(connection: WireConnection): void {
-    this.sync(connection);
+  handlePortalSuspended(): void {
+    this.suspended = true;
   }
 
-  handleError(error: Error, connection: WireConnection): void {
-    // In chunked mode nothing was synced yet, and the server ignores everything until a Sync.
-    this.sync(connection);
-    base.handleError.call(this, error, connection);
+  handleEmptyQuery(): void {
+    // Already synced.
+  }
+}
+
+/** Execute(n)/Sync on the still-open unnamed portal: the next chunk of rows. */
+class PortalFetch implements pg.Submittable {
+  suspended = false;
+  command: string | undefined;
+  rowCount: number | null = null;
+  private settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  readonly done: Promise<void>;
+
+  constructor(
+    private readonly collector: RowCollector,
+    private readonly rows: number,
+  ) {
+    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
   }
 
-  private sync(connection: WireConnection): void {
-    if (this.synced) return;
-    this.synced = true;
-    connection.sync();
+  submit(connection: unknown): void {
+    const wire = connection as WireConnection;
+    wire.stream.cork?.();
+    try {
+      wire.execute({ portal: '', rows: this.rows });
+      wire.sync();
+    } finally {
+      wire.stream.uncork?.();
+    }
   }
 
-  /** Runs on a client and resolves with the bounded result. */
-  static run(client: pg.ClientBase, text: string, values: unknown[], maxRows: number, maxBytes: number): Promise<BoundedResult> {
-    const query = new BoundedQuery(text, values, maxRows, maxBytes);
-    return new Promise((resolve, reject) => {
-      query.on('error', reject);
-      query.on('end', (result: pg.QueryResult<JsonValue[]> | pg.QueryResult<JsonValue[]>[] | undefined) => {
-        const last = Array.isArray(result) ? result[result.length - 1] : result;
-        resolve({
-          fields: (last?.fields ?? []).map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })),
-          rows: last?.rows ?? [],
-          command: query.suspended ? undefined : (last?.command ?? undefined),
-          rowCount: query.suspended ? null : (last?.rowCount ?? null),
-          truncated: query.stopReason !== undefined,
-          truncatedBy: query.stopReason,
-        });
-      });
-      client.query(query);
-    });
+  handleRowDescription(): void {}
+  handleDataRow(message: DataRow): void {
+    this.collector.add(message.fields);
   }
+  handlePortalSuspended(): void {
+    this.suspended = true;
+  }
+  handleCommandComplete(message: CommandComplete): void {
+    ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
+  }
+  handleEmptyQuery(): void {}
+  handleCopyInResponse(connection: WireConnection): void {
+    connection.sendCopyFail('COPY FROM STDIN is not supported');
+  }
+  handleCopyData(): void {}
+  handleError(error: Error): void {
+    this.settle?.reject(error);
+  }
+  handleReadyForQuery(): void {
+    this.settle?.resolve();
+  }
+}
+
+export interface BoundedRunOptions {
+  maxRows: number;
+  maxBytes: number;
+  /** Our own statements to run first in the same round trip (e.g. BEGIN READ ONLY). */
+  preamble?: readonly string[];
+}
+
+/** Runs one statement on a client and resolves with the bounded result. */
+export async function runBounded(client: pg.ClientBase, text: string, values: unknown[], options: BoundedRunOptions): Promise<BoundedResult> {
+  const collector = new RowCollector(options.maxRows, options.maxBytes);
+  const opening = new OpeningQuery(text, values, collector, options.preamble ?? []);
+  await new Promise<void>((resolve, reject) => {
+    opening.on('error', reject);
+    opening.on('end', () => resolve());
+    client.query(opening);
+  });
+  let { suspended, command, rowCount } = opening;
+  while (suspended && !collector.stopReason) {
+    const fetch = new PortalFetch(collector, collector.nextChunk());
+    client.query(fetch);
+    await fetch.done;
+    ({ suspended, command, rowCount } = fetch);
+  }
+  if (suspended) collector.stopReason ??= 'rows';
+  return {
+    fields: opening.fields,
+    rows: collector.rows,
+    command: suspended ? undefined : command,
+    rowCount: suspended ? null : rowCount,
+    truncated: collector.stopReason !== undefined,
+    truncatedBy: collector.stopReason,
+  };
 }

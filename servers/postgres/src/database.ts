@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { CancelledError, ToolError } from '@suite/shared';
-import { BoundedQuery, type BoundedResult } from './bounded-query.js';
+import { runBounded, type BoundedResult } from './bounded-query.js';
 import type { PostgresLimits } from './config.js';
 import { QUERY_CANCELED, isDatabaseError, redactSecrets, toToolError } from './errors.js';
 import { BUILTIN_TYPE_NAMES } from './values.js';
@@ -29,6 +29,14 @@ export interface DatabaseOptions {
   limits: PostgresLimits;
   poolSize?: number;
 }
+
+/**
+ * Sent ahead of the first statement of a read-only transaction. The no-op SELECT takes the
+ * transaction's first snapshot: from then on PostgreSQL refuses SET TRANSACTION READ WRITE
+ * ("must be set before any query").
+ */
+const READ_ONLY_PREAMBLE = ['BEGIN TRANSACTION READ ONLY', 'SELECT WHERE false'] as const;
+const READ_WRITE_PREAMBLE = ['BEGIN TRANSACTION READ WRITE'] as const;
 
 /** Command tags after which a connection is known to carry nothing over to the next call. */
 const CLEAN_COMMANDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'FETCH', 'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY']);
@@ -106,72 +114,107 @@ export class Database {
     } catch (error) {
       throw toToolError(error, undefined, this.secrets);
     }
-    let clean = true;
-    let stopped: 'cancelled' | 'timeout' | undefined;
+    const state = { begun: false, clean: true, stopped: undefined as 'cancelled' | 'timeout' | undefined };
     const stop = (why: 'cancelled' | 'timeout'): void => {
-      if (stopped) return;
-      stopped = why;
-      clean = false;
+      if (state.stopped) return;
+      state.stopped = why;
+      state.clean = false;
       void this.cancelBackend(backendPid(client));
     };
     const onAbort = (): void => stop('cancelled');
     signal.addEventListener('abort', onAbort, { once: true });
     // statement_timeout does the work; this catches a server or network that stops answering.
     const deadline = setTimeout(() => stop('timeout'), this.limits.statementTimeoutMs + 5_000);
-    const tx = this.transactionApi(client, () => (clean = false));
-    try {
-      // The SELECT takes the transaction's first snapshot: from then on PostgreSQL refuses
-      // SET TRANSACTION READ WRITE ("must be set before any query").
-      await client.query(mode === 'read-only' ? 'BEGIN TRANSACTION READ ONLY; SELECT 1' : 'BEGIN TRANSACTION READ WRITE');
-      const value = await fn(tx);
-      await client.query(mode === 'read-only' ? 'ROLLBACK' : 'COMMIT');
-      if (stopped === 'cancelled') throw new CancelledError();
-      return value;
-    } catch (error) {
-      if (stopped === 'cancelled' || (isDatabaseError(error) && error.code === QUERY_CANCELED && signal.aborted)) throw new CancelledError();
-      if (stopped === 'timeout' || (isDatabaseError(error) && error.code === QUERY_CANCELED)) {
-        clean = false;
-        throw ToolError.timeout(
-          `The statement was cancelled on the server after the statement timeout (${this.limits.statementTimeoutMs} ms). Narrow the query (WHERE, LIMIT) or raise --statement-timeout.`,
-        );
-      }
-      if (clean && isDatabaseError(error)) {
-        // An ordinary SQL error: the transaction is aborted, and a ROLLBACK makes the connection reusable.
-        await client.query('ROLLBACK').catch(() => (clean = false));
-      } else {
-        clean = false;
-      }
-      throw toToolError(error, sqlForErrors, this.secrets);
-    } finally {
+    const detach = (): void => {
       clearTimeout(deadline);
       signal.removeEventListener('abort', onAbort);
-      const reusable = clean && !stopped && client.getTransactionStatus() === 'I';
-      client.release(reusable ? undefined : true);
+    };
+    const release = (reusable: boolean): void => client.release(reusable && client.getTransactionStatus() === 'I' ? undefined : true);
+    /**
+     * Ends the transaction with ROLLBACK and returns the connection to the pool only when clean.
+     * For read-only work nobody waits for it: the answer is already decided, and the connection
+     * is not handed out again before the ROLLBACK completed.
+     */
+    const rollbackThenRelease = (): Promise<void> => {
+      detach();
+      if (!state.begun) {
+        release(state.clean && !state.stopped);
+        return Promise.resolve();
+      }
+      if (state.stopped || !state.clean) {
+        release(false);
+        return Promise.resolve();
+      }
+      return client.query('ROLLBACK').then(
+        () => release(state.clean && !state.stopped),
+        () => release(false),
+      );
+    };
+    const tx = this.transactionApi(client, mode, state);
+    let value: T;
+    try {
+      value = await fn(tx);
+      if (state.stopped === 'cancelled') throw new CancelledError();
+      if (mode === 'read-write' && state.begun) await client.query('COMMIT');
+    } catch (error) {
+      const outcome = this.classifyFailure(error, signal, state.stopped, sqlForErrors);
+      // An ordinary SQL error leaves the transaction aborted; ROLLBACK makes the connection reusable.
+      if (!isDatabaseError(error) || outcome instanceof CancelledError || (outcome instanceof ToolError && outcome.kind === 'timeout')) state.clean = false;
+      void rollbackThenRelease();
+      throw outcome;
     }
+    if (mode === 'read-write') {
+      detach();
+      release(state.clean && !state.stopped);
+    } else {
+      void rollbackThenRelease();
+    }
+    return value;
   }
 
-  private transactionApi(client: pg.PoolClient, markDirty: () => void): Transaction {
+  private classifyFailure(error: unknown, signal: AbortSignal, stopped: 'cancelled' | 'timeout' | undefined, sql: string | undefined): unknown {
+    const cancelledOnServer = isDatabaseError(error) && error.code === QUERY_CANCELED;
+    if (stopped === 'cancelled' || (cancelledOnServer && signal.aborted) || error instanceof CancelledError) return new CancelledError();
+    if (stopped === 'timeout' || cancelledOnServer) {
+      return ToolError.timeout(
+        `The statement was cancelled on the server after the statement timeout (${this.limits.statementTimeoutMs} ms). Narrow the query (WHERE, LIMIT) or raise --statement-timeout.`,
+      );
+    }
+    return toToolError(error, sql, this.secrets);
+  }
+
+  private transactionApi(client: pg.PoolClient, mode: 'read-only' | 'read-write', state: { begun: boolean; clean: boolean }): Transaction {
+    const preamble = mode === 'read-only' ? READ_ONLY_PREAMBLE : READ_WRITE_PREAMBLE;
+    const ensureBegun = async (): Promise<void> => {
+      if (state.begun) return;
+      state.begun = true;
+      await client.query(preamble.join('; '));
+    };
+    const rows = async <R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<R[]> => {
+      await ensureBegun();
+      const result = await client.query<R>({ text: sql, values: [...params], queryMode: 'extended' } as pg.QueryConfig);
+      return result.rows;
+    };
     return {
       client,
       bounded: async (sql, params, caps = {}) => {
-        const result = await BoundedQuery.run(client, sql, [...params], caps.maxRows ?? this.limits.maxRows, caps.maxBytes ?? this.limits.maxBytes);
+        const first = !state.begun;
+        state.begun = true;
+        const result = await runBounded(client, sql, [...params], {
+          maxRows: caps.maxRows ?? this.limits.maxRows,
+          maxBytes: caps.maxBytes ?? this.limits.maxBytes,
+          ...(first ? { preamble } : {}),
+        });
         // PREPARE, LISTEN, DECLARE ... WITH HOLD and the like outlive a ROLLBACK or are not worth the doubt.
-        if (result.command !== undefined && !CLEAN_COMMANDS.has(result.command)) markDirty();
+        if (result.command !== undefined && !CLEAN_COMMANDS.has(result.command)) state.clean = false;
         return result;
       },
-      rows: async <R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []) => {
-        const result = await client.query<R>({ text: sql, values: [...params], queryMode: 'extended' } as pg.QueryConfig);
-        return result.rows;
-      },
+      rows,
       typeNames: async (oids) => {
         const missing = [...new Set(oids)].filter((oid) => !this.typeNameCache.has(oid));
         if (missing.length > 0) {
-          const found = await client.query<{ oid: number; name: string }>({
-            text: 'SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS name FROM pg_type t WHERE t.oid = ANY($1::oid[])',
-            values: [missing],
-            queryMode: 'extended',
-          } as pg.QueryConfig);
-          for (const row of found.rows) this.typeNameCache.set(row.oid, row.name);
+          const found = await rows<{ oid: number; name: string }>('SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS name FROM pg_type t WHERE t.oid = ANY($1::oid[])', [missing]);
+          for (const row of found) this.typeNameCache.set(row.oid, row.name);
         }
         return new Map(oids.map((oid) => [oid, this.typeNameCache.get(oid) ?? `oid ${oid}`]));
       },

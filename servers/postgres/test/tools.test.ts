@@ -185,7 +185,7 @@ describe('introspection', () => {
     const plain = await session.callTool('explain_query', { sql: 'SELECT * FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.total > $1', params: [5] });
     expect(plain.isError).toBe(false);
     expect(plain.text).toMatch(/(Join|Nested Loop).*\(cost=\d+\.\d+\.\.\d+\.\d+ rows=\d+ width=\d+\)/);
-    expect(plain.text).toMatch(/\n {2}->  Seq Scan on orders o/);
+    expect(plain.text).toMatch(/\n {2}-> {2}Seq Scan on orders o/);
     expect(plain.structured!.analyzed).toBe(false);
     const analyzed = await session.callTool('explain_query', { sql: 'SELECT count(*) FROM many', analyze: true });
     expect(analyzed.text).toMatch(/actual time=/);
@@ -222,6 +222,30 @@ describe('introspection', () => {
       expect(notLoaded.structured!.available).toBe(true);
     } else {
       expect(notLoaded.text).toMatch(/installed but not loaded/);
+    }
+  });
+});
+
+describe('chunked fetching through the open portal', () => {
+  it('fetches across chunks up to the cap, finishes short results, and survives an error mid-stream', async () => {
+    const made = makeConfig(db.roleUrl, { limits: { maxRows: 1000 }, poolSize: 1 });
+    const s = await connectInProcess(buildServer(made.config));
+    try {
+      const capped = await s.callTool('query', { sql: 'SELECT n FROM many ORDER BY n' });
+      expect(capped.structured).toMatchObject({ rowCount: 1000, truncated: true });
+      expect((capped.structured!.rows as number[][]).map((r) => r[0])).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+      const short = await s.callTool('query', { sql: 'SELECT n FROM many WHERE n <= 250 ORDER BY n' });
+      expect(short.structured).toMatchObject({ rowCount: 250, truncated: false, command: 'SELECT' });
+      const exact = await s.callTool('query', { sql: 'SELECT n FROM many WHERE n <= 1000' });
+      expect(exact.structured).toMatchObject({ rowCount: 1000, truncated: false });
+      const failing = await s.callTool('query', { sql: 'SELECT 1 / (n - 400) FROM many ORDER BY n' });
+      expect(failing.isError).toBe(true);
+      expect(failing.text).toMatch(/division by zero/);
+      const after = await s.callTool('query', { sql: 'SELECT count(*) AS n FROM many' });
+      expect(after.structured!.rows).toEqual([['5000']]);
+    } finally {
+      await s.close();
+      await made.close();
     }
   });
 });

@@ -1,0 +1,162 @@
+// pnpm bench postgres: the same workload, through the SDK client over stdio, against this server
+// and the official @modelcontextprotocol/server-postgres, in one run. Creates and drops its own
+// database (TEST_DATABASE_URL or postgresql://postgres@127.0.0.1:5432/test as the admin connection).
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { connectStdio, formatBytes, measure, printTable, resultBytes } from '../../../scripts/bench-kit.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ours = path.resolve(here, '../dist/index.js');
+const require = createRequire(import.meta.url);
+const officialPkgPath = require.resolve('@modelcontextprotocol/server-postgres/package.json');
+const officialPkg = JSON.parse(readFileSync(officialPkgPath, 'utf8'));
+const official = path.join(path.dirname(officialPkgPath), typeof officialPkg.bin === 'string' ? officialPkg.bin : Object.values(officialPkg.bin)[0]);
+
+const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+const suffix = randomBytes(4).toString('hex');
+const dbName = `suite_pg_bench_${suffix}`;
+const role = `suite_pg_bench_ro_${suffix}`;
+const QUICK = process.argv.includes('--quick');
+const SMALL_QUERIES = QUICK ? 200 : 1000;
+const BIG_ROWS = QUICK ? 100_000 : 1_000_000;
+
+function urlFor(database, user) {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  if (user) {
+    url.username = user;
+    url.password = '';
+  }
+  return url.toString();
+}
+
+async function admin(url, sql) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Peak resident memory of a process (Linux), in bytes. */
+function peakRss(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+    return Number.isFinite(kb) ? kb * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const env = { SUITE_LOG_LEVEL: 'emergency' };
+const servers = {
+  ours: () => connectStdio(process.execPath, [ours, urlFor(dbName, role)], { env }),
+  official: () => connectStdio(process.execPath, [official, urlFor(dbName, role)], { env }),
+};
+
+async function startup(start) {
+  const times = [];
+  for (let i = 0; i < 6; i++) {
+    const server = await start();
+    if (i > 0) times.push(server.startupMs);
+    await server.close();
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+async function smallQueries(start) {
+  const server = await start();
+  try {
+    const { ms } = await measure(
+      async () => {
+        for (let i = 1; i <= SMALL_QUERIES; i++) {
+          const r = await server.client.callTool({ name: 'query', arguments: { sql: `SELECT id, label FROM big WHERE id = ${i}` } });
+          if (r.isError) throw new Error(`query failed: ${JSON.stringify(r.content)}`);
+        }
+      },
+      { runs: 3, warmup: 1 },
+    );
+    return ms;
+  } finally {
+    await server.close();
+  }
+}
+
+async function selectAll(start, runs) {
+  const server = await start();
+  try {
+    const before = peakRss(server.pid);
+    let bytes;
+    let failure;
+    const { ms } = await measure(
+      async () => {
+        try {
+          const r = await server.client.callTool({ name: 'query', arguments: { sql: 'SELECT * FROM big' } }, undefined, { timeout: 300_000 });
+          bytes = resultBytes(r);
+        } catch (error) {
+          failure = String(error?.message ?? error).slice(0, 80);
+        }
+      },
+      { runs, warmup: 0 },
+    );
+    return { ms, bytes, failure, rssBefore: before, rssPeak: peakRss(server.pid) };
+  } finally {
+    await server.close();
+  }
+}
+
+console.log(`Setting up ${dbName} with ${BIG_ROWS.toLocaleString()} rows...`);
+await admin(adminUrl, `CREATE DATABASE ${dbName}`);
+try {
+  await admin(adminUrl, `CREATE ROLE ${role} LOGIN; GRANT CONNECT ON DATABASE ${dbName} TO ${role}; GRANT pg_read_all_data TO ${role}`);
+  await admin(
+    urlFor(dbName),
+    `CREATE TABLE big AS SELECT g AS id, md5(g::text) AS label, now() - g * interval '1 second' AS created_at, (g % 1000)::numeric / 7 AS score FROM generate_series(1, ${BIG_ROWS}) g;
+     ALTER TABLE big ADD PRIMARY KEY (id)`,
+  );
+  await admin(urlFor(dbName), 'VACUUM ANALYZE big');
+
+  const startOurs = await startup(servers.ours);
+  const startOfficial = await startup(servers.official);
+  const smallOurs = await smallQueries(servers.ours);
+  const smallOfficial = await smallQueries(servers.official);
+  const bigOurs = await selectAll(servers.ours, 5);
+  const bigOfficial = await selectAll(servers.official, 1);
+  // What the official server tries to send: at least the compact JSON of every row (it pretty-prints, so more).
+  const officialAnswerLowerBound = await (async () => {
+    const client = new pg.Client({ connectionString: urlFor(dbName) });
+    await client.connect();
+    try {
+      return Number((await client.query('SELECT sum(octet_length(row_to_json(b)::text)) AS n FROM big b')).rows[0].n);
+    } finally {
+      await client.end();
+    }
+  })();
+
+  printTable(`mcp-server-postgres vs official (${SMALL_QUERIES} small queries, SELECT * on ${BIG_ROWS.toLocaleString()} rows; medians)`, ['ours', 'official'], [
+    { name: 'start-up (spawn to tools/list)', ours: startOurs, theirs: startOfficial, unit: 'ms' },
+    { name: `${SMALL_QUERIES} sequential small queries`, ours: smallOurs, theirs: smallOfficial, unit: 'ms' },
+    { name: bigOfficial.failure ? 'SELECT * FROM big: time (official: until it failed)' : 'SELECT * FROM big: time', ours: bigOurs.ms, theirs: bigOfficial.ms, unit: 'ms' },
+    {
+      name: 'SELECT * FROM big: answer size',
+      ours: formatBytes(bigOurs.bytes),
+      theirs: bigOfficial.failure ? `failed (${bigOfficial.failure}); rows alone are ≥ ${formatBytes(officialAnswerLowerBound)}` : formatBytes(bigOfficial.bytes),
+      unit: 'text',
+      note: '',
+    },
+    { name: 'SELECT * FROM big: server peak RSS', ours: bigOurs.rssPeak, theirs: bigOfficial.rssPeak, unit: 'bytes' },
+  ]);
+  console.log(`\nserver RSS before SELECT *: ours ${formatBytes(bigOurs.rssBefore)}, official ${formatBytes(bigOfficial.rssBefore)}`);
+  if (bigOfficial.failure) console.log(`official SELECT * failed: ${bigOfficial.failure}`);
+} finally {
+  await admin(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => console.error(String(e)));
+  await admin(adminUrl, `DROP ROLE IF EXISTS ${role}`).catch((e) => console.error(String(e)));
+}
