@@ -55,4 +55,40 @@ describe('timeouts and cancellation', () => {
     expect(timedOut.isError).toBe(true);
     expect(timedOut.text).toMatch(/stopped after 3 s/);
   });
+
+  it('a query process that dies mid-query is an isError answer, and the next call gets a new one', async () => {
+    const call = h.session.callTool('read_query', { sql: LONG_QUERY });
+    await new Promise((r) => setTimeout(r, 300));
+    // Killed from outside, as the OOM killer would.
+    for (const pid of h.database.reader.pids) process.kill(pid, 'SIGKILL');
+    const out = await call;
+    expect(out.isError).toBe(true);
+    expect(out.text).toMatch(/query process stopped unexpectedly; try again/);
+    const next = await h.session.callTool('read_query', { sql: 'SELECT 2 AS two' });
+    expect(next.structured).toMatchObject({ rows: [[2]] });
+  });
+});
+
+describe('a single query process', () => {
+  it('queues calls behind a busy process, and a queued call can be cancelled', async () => {
+    const made = await makeDatabaseFile();
+    const h = await openServer({ file: made.file, workers: 1, limits: { timeoutMs: 60_000 } });
+    try {
+      const long = h.session.callTool('read_query', { sql: LONG_QUERY, timeoutSeconds: 4 });
+      await new Promise((r) => setTimeout(r, 200));
+      const controller = new AbortController();
+      const queued = h.session.callTool('read_query', { sql: 'SELECT 1' }, { signal: controller.signal });
+      controller.abort();
+      await expect(queued).rejects.toThrow();
+      const waiting = h.session.callTool('read_query', { sql: 'SELECT 3 AS three' });
+      const timedOut = await long;
+      expect(timedOut.isError).toBe(true);
+      // The waiting call runs once the stuck query's process is gone and a new one has started.
+      expect((await waiting).structured).toMatchObject({ rows: [[3]] });
+      expect(h.database.reader.pids.length).toBe(1);
+    } finally {
+      await h.close();
+      await made.cleanup();
+    }
+  });
 });
