@@ -49,6 +49,17 @@ describe('write mode', () => {
     expect(count(file, 'teams')).toBe(3);
   });
 
+  it('counts every change of a RETURNING statement whose rows are capped', async () => {
+    const { h } = await start();
+    const fill = await h.session.callTool('write_query', {
+      sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600) INSERT INTO teams (name) SELECT 'team ' || x FROM c",
+    });
+    expect(fill.structured).toMatchObject({ changes: 600 });
+    const out = await h.session.callTool('write_query', { sql: "UPDATE teams SET name = name || '!' WHERE name LIKE 'team %' RETURNING id" });
+    expect(out.structured).toMatchObject({ changes: 600, truncated: true });
+    expect((out.structured!.rows as unknown[]).length).toBe(500);
+  });
+
   it('keeps read_query read-only and sends SELECT away from write_query', async () => {
     const { h, file } = await start();
     const viaRead = await h.session.callTool('read_query', { sql: "INSERT INTO teams (name) VALUES ('x')" });

@@ -118,9 +118,12 @@ function runStatement(db, request) {
   if (stmt.reader) {
     // INSERT/UPDATE/DELETE … RETURNING: the change happens, and the returned rows are bounded like a read.
     const rows = readRows(stmt, request);
-    return { ...rows, changes: rows.rowCount };
+    // SQLite makes every change on the first step, so changes() counts them all even when the
+    // returned rows were cut at the cap.
+    const changes = db.prepare('SELECT changes()').pluck().get();
+    return { ...rows, changes: Number(changes) };
   }
-  const info = bind(stmt, request.params, (b) => stmt.run(...b));
+  const info = bind(request.params, (b) => stmt.run(...b));
   return { changes: info.changes, lastInsertRowid: toCell(info.lastInsertRowid, request.maxCellChars).cell };
 }
 
@@ -137,7 +140,7 @@ function readRows(stmt, request) {
   let truncated = false;
   let clipped = false;
   stmt.raw(true);
-  const iterator = bind(stmt, request.params, (b) => stmt.iterate(...b));
+  const iterator = bind(request.params, (b) => stmt.iterate(...b));
   try {
     for (const raw of iterator) {
       // One row past the cap tells us there is more without reading the rest.
@@ -181,12 +184,11 @@ function explain(connection, request) {
  * Binds positional (array) or named (object) parameters. Booleans become 0/1 and
  * { $blob: base64 } becomes a BLOB, mirroring how results come back.
  * @template T
- * @param {import('better-sqlite3').Statement} stmt
  * @param {unknown} params
  * @param {(bindings: unknown[]) => T} call
  * @returns {T}
  */
-function bind(stmt, params, call) {
+function bind(params, call) {
   if (params === undefined || params === null) return call([]);
   if (Array.isArray(params)) return call(params.map(toBinding));
   /** @type {Record<string, unknown>} */
@@ -194,7 +196,6 @@ function bind(stmt, params, call) {
   for (const [key, value] of Object.entries(/** @type {Record<string, unknown>} */ (params))) {
     named[key.replace(/^[:@$]/, '')] = toBinding(value);
   }
-  void stmt;
   return call([named]);
 }
 
