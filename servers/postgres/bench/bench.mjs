@@ -44,14 +44,31 @@ async function admin(url, sql) {
   }
 }
 
-/** Peak resident memory of a process (Linux), in bytes. */
-function peakRss(pid) {
+/** Resident memory of a process (Linux), in bytes: current (VmRSS) or peak (VmHWM). */
+function rss(pid, field = 'VmHWM') {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+    const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]);
     return Number.isFinite(kb) ? kb * 1024 : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Samples a process's peak RSS while fn runs (the process may die before fn returns). */
+async function withPeakRss(pid, fn) {
+  let peak = rss(pid);
+  const timer = setInterval(() => {
+    const now = rss(pid);
+    if (now !== undefined && (peak === undefined || now > peak)) peak = now;
+  }, 20);
+  try {
+    const value = await fn();
+    return { value, peak };
+  } finally {
+    clearInterval(timer);
+    const last = rss(pid);
+    if (last !== undefined && (peak === undefined || last > peak)) peak = last;
   }
 }
 
@@ -93,10 +110,10 @@ async function smallQueries(start) {
 async function selectAll(start, runs) {
   const server = await start();
   try {
-    const before = peakRss(server.pid);
+    const before = rss(server.pid, 'VmRSS');
     let bytes;
     let failure;
-    const { ms } = await measure(
+    const { value: { ms }, peak } = await withPeakRss(server.pid, () => measure(
       async () => {
         try {
           const r = await server.client.callTool({ name: 'query', arguments: { sql: 'SELECT * FROM big' } }, undefined, { timeout: 300_000 });
@@ -106,8 +123,8 @@ async function selectAll(start, runs) {
         }
       },
       { runs, warmup: 0 },
-    );
-    return { ms, bytes, failure, rssBefore: before, rssPeak: peakRss(server.pid) };
+    ));
+    return { ms, bytes, failure, rssBefore: before, rssPeak: peak };
   } finally {
     await server.close();
   }
