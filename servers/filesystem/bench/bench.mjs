@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { connectStdio, measure, median, printTable, resultBytes } from '../../../scripts/bench-kit.mjs';
+import { connectStdio, median, printTable, resultBytes } from '../../../scripts/bench-kit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const OURS = path.resolve(here, '..', 'dist', 'index.js');

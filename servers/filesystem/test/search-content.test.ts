@@ -145,4 +145,21 @@ describe('search_content on large files', () => {
     expect(found[1]?.before?.[0]).toMatch(/^line 150000 ok/);
     expect(found[2]?.after?.[0]).toMatch(/^line 200000 ok/);
   });
+
+  it('reports progress and can be cancelled', async () => {
+    const wide = path.join(h.dir, 'wide');
+    for (let d = 0; d < 40; d++) {
+      await mkdir(path.join(wide, `d${d}`), { recursive: true });
+      for (let f = 0; f < 50; f++) await writeFile(path.join(wide, `d${d}`, `f${f}.txt`), `line one\nline two ${d}-${f}\n`);
+    }
+    const seen: number[] = [];
+    const out = await h.session.callTool('search_content', { path: wide, pattern: 'two 39-49' }, { onprogress: (p) => seen.push(p.progress) });
+    expect((out.structured as { matches: Match[] }).matches).toEqual([{ path: 'd39/f49.txt', line: 2, text: 'line two 39-49' }]);
+    expect(out.structured).toMatchObject({ filesSearched: 2000 });
+    expect(seen.length).toBeGreaterThan(0);
+    const controller = new AbortController();
+    controller.abort('stop before it starts');
+    await expect(h.session.callTool('search_content', { path: wide, pattern: 'x' }, { signal: controller.signal })).rejects.toThrow();
+    expect((await h.session.callTool('search_content', { path: wide, pattern: 'two 0-0$' })).structured).toMatchObject({ matches: [{ path: 'd0/f0.txt' }] });
+  });
 });

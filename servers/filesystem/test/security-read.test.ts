@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,5 +152,16 @@ describe('read-side security regressions', () => {
     expect(info.structured).toMatchObject({ hardLinks: 2, isSymbolicLink: false });
     // Reading never modifies the linked file.
     expect(await readFile(path.join(h.outside, 'secret.txt'), 'utf8')).toBe(`${SECRET}\n`);
+  });
+
+  it('does not hang on a FIFO: reads refuse it and searches skip it', async () => {
+    execFileSync('mkfifo', [path.join(h.dir, 'pipe')]);
+    const read = await h.session.callTool('read_text_file', { path: 'pipe' });
+    expect(read.isError).toBe(true);
+    expect(read.text).toBe('pipe is not a regular file.');
+    const media = await h.session.callTool('read_media_file', { path: 'pipe' });
+    expect(media.isError).toBe(true);
+    const grep = await h.session.callTool('search_content', { path: h.dir, pattern: 'inside' });
+    expect((grep.structured as { matches: { path: string }[] }).matches.map((m) => m.path)).toEqual(['notes.txt']);
   });
 });

@@ -238,6 +238,8 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
               lastYield = performance.now();
             }
           }
+          // Throttled by the reporter, so once per directory costs nothing when it is not sent.
+          ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
         }
         throwIfCancelled(ctx.signal);
       } else {
