@@ -108,25 +108,21 @@ export class PathGuard {
       if (error.code === 'ELOOP') throw denied(userPath);
       throw error;
     });
-    try {
-      await this.verifyHandle(handle, userPath);
-    } catch (error) {
+    const actual = await descriptorPath(handle);
+    if (actual !== undefined && !this.contains(actual)) {
       await handle.close();
-      throw error;
+      // We created it (O_EXCL), through a swapped parent: remove exactly that file, by its real path.
+      const created = (flags & constants.O_CREAT) !== 0 && (flags & constants.O_EXCL) !== 0;
+      if (created) await fs.rm(actual, { force: true }).catch(() => undefined);
+      throw denied(userPath);
     }
     return handle;
   }
 
   /** Checks where an open descriptor really points (Linux: /proc/self/fd). */
   async verifyHandle(handle: fs.FileHandle, userPath: string): Promise<void> {
-    if (process.platform !== 'linux') return;
-    let actual: string;
-    try {
-      actual = await fs.readlink(`/proc/self/fd/${handle.fd}`);
-    } catch {
-      return;
-    }
-    if (!this.contains(actual)) throw denied(userPath);
+    const actual = await descriptorPath(handle);
+    if (actual !== undefined && !this.contains(actual)) throw denied(userPath);
   }
 
   /**
@@ -151,7 +147,8 @@ export class PathGuard {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    const tmp = path.join(dir, `.${path.basename(realPath)}.${randomBytes(6).toString('hex')}.tmp`);
+    // No part of the target's name: a long but legal name must not become an illegal temp name.
+    const tmp = path.join(dir, `.suite-${randomBytes(8).toString('hex')}.tmp`);
     const handle = await this.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666, userPath);
     try {
       await handle.writeFile(data);
@@ -176,7 +173,26 @@ export class PathGuard {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw ToolError.conflict(`${userPath} already exists.`);
       throw error;
     }
+    await syncDirectory(dir);
   }
+}
+
+/** Where a descriptor really points, or undefined where the platform cannot tell. */
+async function descriptorPath(handle: fs.FileHandle): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return await fs.readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes a rename durable: the directory entry is only on disk once the directory is synced. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => undefined);
+  if (!handle) return;
+  await handle.sync().catch(() => undefined);
+  await handle.close();
 }
 
 export function noRootsMessage(): string {
@@ -212,8 +228,12 @@ async function realpathThroughAncestors(absolute: string, userPath: string): Pro
       const stat = await fs.lstat(current).catch(() => undefined);
       if (stat?.isSymbolicLink()) {
         if (++hops > MAX_LINK_HOPS) throw denied(userPath);
-        const target = await fs.readlink(current);
-        current = path.resolve(path.dirname(current), target);
+        const target = await fs.readlink(current).catch((e: NodeJS.ErrnoException) => {
+          // The link changed between lstat and readlink (a race with another process): look again.
+          if (e.code === 'EINVAL' || e.code === 'ENOENT') return undefined;
+          throw e;
+        });
+        if (target !== undefined) current = path.resolve(path.dirname(current), target);
         continue;
       }
       const parent = path.dirname(current);

@@ -137,3 +137,32 @@ describe('PathGuard.open', () => {
     }
   });
 });
+
+describe('PathGuard.writeFileAtomic edge cases', () => {
+  it('writes a file whose name is long but legal', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    try {
+      const guard = new PathGuard([dir]);
+      const name = 'n'.repeat(250);
+      await guard.writeFileAtomic(path.join(dir, name), 'ok');
+      expect(await readFile(path.join(dir, name), 'utf8')).toBe('ok');
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('leaves nothing outside when the directory was swapped for a symlink after the check', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    try {
+      await mkdir(path.join(dir, 'root'));
+      await mkdir(path.join(dir, 'outside'));
+      await symlink(path.join(dir, 'outside'), path.join(dir, 'root', 'swapped'));
+      const guard = new PathGuard([path.join(dir, 'root')]);
+      // The caller resolved root/swapped/f.txt while swapped was a real directory; now it is a link.
+      await expect(guard.writeFileAtomic(path.join(dir, 'root', 'swapped', 'f.txt'), 'x', { userPath: 'swapped/f.txt' })).rejects.toThrow(/outside the allowed directories/);
+      expect(await readdir(path.join(dir, 'outside'))).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+});
