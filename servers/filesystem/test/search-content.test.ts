@@ -74,6 +74,19 @@ describe('search_content', () => {
     expect(bad.text).toMatch(/Invalid regular expression .*literal: true/);
   });
 
+  it('refuses regexes with nested unbounded quantifiers (catastrophic backtracking) but not ordinary ones', async () => {
+    for (const pattern of ['(a+)+$', '(\\w*)*x', '((ab)+)+', '(?:x+y?){2,}']) {
+      const out = await h.session.callTool('search_content', { path: root, pattern });
+      expect(out.isError, pattern).toBe(true);
+      expect(out.text).toMatch(/repeated group that itself repeats/);
+    }
+    for (const pattern of ['(ab)+c', 'a+b+', '\\(a+\\)+', '[(]a+[)]+', '(a+)?', '(a+){1,3}', 'needle.*']) {
+      expect((await h.session.callTool('search_content', { path: root, pattern })).isError, pattern).toBe(false);
+    }
+    // Literal text is never a regex.
+    expect((await h.session.callTool('search_content', { path: root, pattern: '(a+)+', literal: true })).isError).toBe(false);
+  });
+
   it('handles CRLF line endings and anchors', async () => {
     const out = await h.session.callTool('search_content', { path: root, pattern: 'end$', include: ['*.txt'] });
     expect(matches(out)).toEqual([{ path: 'src/crlf.txt', line: 2, text: 'needle at end' }]);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ToolError, throwIfCancelled, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
+import { nestedQuantifier } from '../regex-safety.js';
 import { globMatcher, includeExcludeMatcher, searchExcludeMatcher, type PathMatcher } from '../globs.js';
 import { withPathErrors } from '../read-errors.js';
 import { formatSize } from '../sizes.js';
@@ -53,6 +54,13 @@ interface CompiledQuery {
 function compileQuery(pattern: string, literal: boolean, caseSensitive: boolean): CompiledQuery {
   if (pattern.length === 0) throw ToolError.invalidArgument('pattern must not be empty.');
   const source = literal ? escapeRegExp(pattern) : pattern;
+  const nested = literal ? undefined : nestedQuantifier(pattern);
+  if (nested) {
+    throw ToolError.invalidArgument(
+      `The regular expression has a repeated group that itself repeats (${nested}); on some lines that takes exponential time, so it is refused. ` +
+        'Rewrite it without nesting (for example (ab)+ or a+ instead of (a+)+), or pass literal: true.',
+    );
+  }
   const flags = caseSensitive ? '' : 'i';
   let lineTest: RegExp;
   let chunkRegex: RegExp;
