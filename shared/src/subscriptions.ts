@@ -14,7 +14,14 @@ export interface ChangeSink {
  */
 export interface ChangeSource {
   path?: string;
+  /** Several files that together make the resource (a database and its -wal file). */
+  paths?: string[];
   dispose?: () => void | Promise<void>;
+}
+
+function pathsOf(source: ChangeSource | undefined): string[] {
+  if (!source) return [];
+  return [...(source.path ? [source.path] : []), ...(source.paths ?? [])].map((p) => path.resolve(p));
 }
 
 interface Subscription {
@@ -95,8 +102,10 @@ export class ChangeHub {
       await existing.source;
       return;
     }
-    const source = setup().then((src) => {
-      if (src?.path) this.watchPath(path.resolve(src.path), uri);
+    // Resolves once the watcher really follows every path, so a change made right after the
+    // subscribe call returns is not missed.
+    const source = setup().then(async (src) => {
+      await Promise.all(pathsOf(src).map((p) => this.watchPath(p, uri)));
       return src;
     });
     const sub: Subscription = { sessions: new Set([sessionId]), source };
@@ -115,7 +124,7 @@ export class ChangeHub {
     this.subscriptions.delete(uri);
     if (sub.timer) clearTimeout(sub.timer);
     const src = await sub.source.catch(() => undefined);
-    if (src?.path) this.unwatchPath(path.resolve(src.path), uri);
+    for (const p of pathsOf(src)) this.unwatchPath(p, uri);
     try {
       await src?.dispose?.();
     } catch (error) {
@@ -195,14 +204,30 @@ export class ChangeHub {
     this.watcher = undefined;
   }
 
-  private watchPath(p: string, uri: string): void {
+  private async watchPath(p: string, uri: string): Promise<void> {
     let uris = this.urisByPath.get(p);
-    if (!uris) {
-      uris = new Set();
-      this.urisByPath.set(p, uris);
-      this.ensureWatcher().add(p);
+    if (uris) {
+      uris.add(uri);
+      return;
     }
-    uris.add(uri);
+    uris = new Set([uri]);
+    this.urisByPath.set(p, uris);
+    const watcher = this.ensureWatcher();
+    watcher.add(p);
+    await this.untilWatched(watcher, p);
+  }
+
+  /** chokidar adds paths asynchronously and has no per-path ready event: look until it is there. */
+  private async untilWatched(watcher: FSWatcher, p: string): Promise<void> {
+    const deadline = Date.now() + 2000;
+    const dir = path.dirname(p);
+    const base = path.basename(p);
+    while (Date.now() < deadline) {
+      const watched = watcher.getWatched();
+      if (watched[p] !== undefined || (watched[dir] ?? []).includes(base)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // A path that does not exist (yet) is never listed; chokidar still reports when it appears.
   }
 
   private unwatchPath(p: string, uri: string): void {

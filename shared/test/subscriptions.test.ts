@@ -88,6 +88,34 @@ describe('resource subscriptions', () => {
     expect(s.received('notifications/resources/updated')).toHaveLength(2);
   });
 
+  it('is watching by the time subscribe returns: an immediate change is not missed', async () => {
+    for (let i = 0; i < 3; i++) {
+      const s = await open();
+      const file = path.join(dir, `immediate-${i}.txt`);
+      await writeFile(file, 'v1');
+      const uri = pathToFileURL(file).href;
+      await s.client.subscribeResource({ uri });
+      await writeFile(file, 'v2');
+      await s.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri, 1500);
+    }
+  });
+
+  it('watches every path of a multi-file source', async () => {
+    const server = new SuiteServer({ name: '@suite/server-db', version: '0.0.1', changes: hub });
+    const db = path.join(dir, 'app.db');
+    await writeFile(db, 'main');
+    await writeFile(`${db}-wal`, 'wal');
+    server.resource({ uri: 'db://app/schema', name: 'schema', read: async () => ({ uri: 'db://app/schema', text: '' }), subscribe: async () => ({ paths: [db, `${db}-wal`] }) });
+    const s = await connectInProcess(server);
+    sessions.push(s);
+    await s.client.subscribeResource({ uri: 'db://app/schema' });
+    expect(hub.watchedPaths.sort()).toEqual([db, `${db}-wal`]);
+    await writeFile(`${db}-wal`, 'wal grew');
+    await s.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'db://app/schema', 1500);
+    await s.client.unsubscribeResource({ uri: 'db://app/schema' });
+    expect(hub.watchedPaths).toEqual([]);
+  });
+
   it('coalesces a burst of writes into one notification', async () => {
     const s = await open();
     const uri = pathToFileURL(path.join(dir, 'notes.txt')).href;
