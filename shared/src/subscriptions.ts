@@ -87,6 +87,13 @@ export class ChangeHub {
     return [...this.urisByPath.keys()];
   }
 
+  /** True when the file watcher itself (not just the bookkeeping) follows this path. */
+  isWatching(p: string): boolean {
+    if (!this.watcher) return false;
+    const watched = this.watcher.getWatched();
+    return watched[p] !== undefined || (watched[path.dirname(p)] ?? []).includes(path.basename(p));
+  }
+
   isSubscribed(sessionId: string, uri: string): boolean {
     return this.subscriptions.get(uri)?.sessions.has(sessionId) ?? false;
   }
@@ -220,11 +227,8 @@ export class ChangeHub {
   /** chokidar adds paths asynchronously and has no per-path ready event: look until it is there. */
   private async untilWatched(watcher: FSWatcher, p: string): Promise<void> {
     const deadline = Date.now() + 2000;
-    const dir = path.dirname(p);
-    const base = path.basename(p);
-    while (Date.now() < deadline) {
-      const watched = watcher.getWatched();
-      if (watched[p] !== undefined || (watched[dir] ?? []).includes(base)) return;
+    while (Date.now() < deadline && this.watcher === watcher) {
+      if (this.isWatching(p)) return;
       await new Promise((r) => setTimeout(r, 10));
     }
     // A path that does not exist (yet) is never listed; chokidar still reports when it appears.

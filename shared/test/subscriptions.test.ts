@@ -95,6 +95,7 @@ describe('resource subscriptions', () => {
       await writeFile(file, 'v1');
       const uri = pathToFileURL(file).href;
       await s.client.subscribeResource({ uri });
+      expect(hub.isWatching(file)).toBe(true);
       await writeFile(file, 'v2');
       await s.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri, 1500);
     }
