@@ -1,13 +1,11 @@
 /**
- * Conversion of PostgreSQL text-format values into JSON-safe values. Installed per query (never
- * by mutating pg's global type table), so that nothing else in the process changes behaviour.
+ * Conversion of PostgreSQL text-format values into JSON-safe values. Applied by our own row
+ * reader (never by mutating pg's global type table), so nothing else in the process changes behaviour.
  *
  * Rules: integers that fit a double become numbers; int8 and numeric stay strings (they would
  * lose precision); bytea becomes base64; timestamps become ISO 8601; json/jsonb are parsed;
  * arrays of the above keep their structure; every other type is PostgreSQL's own text.
  */
-import type { CustomTypesConfig } from 'pg';
-
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 type Parse = (text: string) => JsonValue;
 
@@ -85,11 +83,6 @@ export function parserFor(oid: number): Parse {
   }
   return asString;
 }
-
-/** pg's per-query type hook: text format only (we never ask for binary). */
-export const JSON_TYPES: CustomTypesConfig = {
-  getTypeParser: ((oid: number) => parserFor(oid)) as unknown as CustomTypesConfig['getTypeParser'],
-};
 
 /**
  * Parses an array literal such as {1,2,NULL}, {"a b","c\"d"} or [0:1]={{1,2},{3,4}}. Written

@@ -198,7 +198,23 @@ describe('introspection', () => {
   });
 
   it('database_health reports connections, cache, vacuum, wraparound, indexes and sequences', async () => {
-    await withClient(db.adminUrl, (c) => c.query('CREATE INDEX dup_a ON orders (total); CREATE INDEX dup_b ON orders (total)'));
+    await withClient(db.adminUrl, async (c) => {
+      await c.query('CREATE INDEX dup_a ON orders (total); CREATE INDEX dup_b ON orders (total)');
+      await c.query("CREATE SEQUENCE nearly_done MAXVALUE 100; SELECT setval('nearly_done', 90)");
+      // A failed CREATE INDEX CONCURRENTLY leaves an invalid index behind.
+      await c.query('CREATE TABLE dupes (x int); INSERT INTO dupes VALUES (1), (1)');
+      await c.query('CREATE UNIQUE INDEX CONCURRENTLY dupes_x ON dupes (x)').catch(() => undefined);
+      await c.query('CREATE TABLE churn (n int) WITH (autovacuum_enabled = false); INSERT INTO churn SELECT generate_series(1, 2000); DELETE FROM churn');
+      await c.query('SELECT pg_stat_force_next_flush()');
+    });
+    // Table statistics reach the shared stats asynchronously: ask until they show.
+    let churned = false;
+    for (let attempt = 0; attempt < 50 && !churned; attempt++) {
+      const r = await session.callTool('database_health', {});
+      churned = JSON.stringify(r.structured?.tablesNeedingVacuum ?? []).includes('public.churn');
+      if (!churned) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(churned).toBe(true);
     const r = await session.callTool('database_health', {});
     expect(r.isError).toBe(false);
     const h = r.structured as { connections: { total: number; max: number }; duplicateIndexes: { indexes: string[] }[]; transactionIdWraparound: { database: string }[] };
@@ -208,6 +224,9 @@ describe('introspection', () => {
     expect(h.transactionIdWraparound.map((w) => w.database)).toContain(db.name);
     expect(r.text).toMatch(/cache hit ratio/);
     expect(r.text).toMatch(/duplicate indexes: .*dup_a = dup_b/);
+    expect(r.structured!.invalidIndexes).toContainEqual({ index: 'dupes_x', table: 'dupes' });
+    expect(r.structured!.sequencesNearLimit).toContainEqual({ sequence: 'public.nearly_done', percentUsed: 89.9 });
+    expect((r.structured!.warnings as string[]).join('\n')).toMatch(/invalid index/);
   });
 
   it('top_queries explains how to enable pg_stat_statements when it is missing or not loaded', async () => {

@@ -54,11 +54,11 @@ async function healthReport(tx: Transaction): Promise<HealthReport> {
   );
   // pg_sequences shows last_value NULL for sequences this role may not read, so this never fails on privileges.
   const sequences = await tx.rows<{ sequence: string; percentUsed: number }>(
-      `SELECT format('%I.%I', schemaname, sequencename) AS sequence,
-              round(100.0 * (last_value - min_value) / nullif(max_value - min_value, 0), 2)::float8 AS "percentUsed"
-         FROM pg_sequences
-        WHERE last_value IS NOT NULL AND 100.0 * (last_value - min_value) / nullif(max_value - min_value, 0) > 75
-        ORDER BY 2 DESC`,
+    `SELECT format('%I.%I', schemaname, sequencename) AS sequence,
+            round(100.0 * (last_value - min_value) / nullif(max_value - min_value, 0), 2)::float8 AS "percentUsed"
+       FROM pg_sequences
+      WHERE last_value IS NOT NULL AND 100.0 * (last_value - min_value) / nullif(max_value - min_value, 0) > 75
+      ORDER BY 2 DESC`,
   );
   const cacheHitRatio = cache?.ratio ?? null;
   if (cacheHitRatio !== null && cacheHitRatio < 0.95) warnings.push(`cache hit ratio ${(cacheHitRatio * 100).toFixed(1)}% is below 95%: shared_buffers may be too small for the working set.`);
