@@ -167,6 +167,11 @@ describe('session state cannot leak into later calls', () => {
     const single = makeConfig(db.roleUrl, { poolSize: 1 });
     const s = await connectInProcess(buildServer(single.config));
     try {
+      const switched = await s.callTool('query', { sql: "SELECT pg_backend_pid(), set_config('role', 'pg_read_all_data', false), current_user::text" });
+      expect((switched.structured!.rows as unknown[][])[0]![2]).toBe('pg_read_all_data');
+      const pid = (switched.structured!.rows as unknown[][])[0]![0];
+      const back = await s.callTool('query', { sql: 'SELECT pg_backend_pid(), current_user::text' });
+      expect(back.structured!.rows).toEqual([[pid, db.role]]);
       expect((await s.callTool('query', { sql: 'SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE' })).isError).toBe(false);
       const after = await s.callTool('query', { sql: "SELECT current_setting('transaction_read_only') AS t" });
       expect(after.structured!.rows).toEqual([['on']]);

@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer } from '@suite/shared/testing';
-import { BIN, createTestDatabase, urlFor, withClient, type TestDatabase } from './helpers.js';
+import { DEFAULT_LIMITS } from '../src/config.js';
+import { Database } from '../src/database.js';
+import { inspectRole, privilegeProblem } from '../src/privileges.js';
+import { ADMIN_URL, BIN, createTestDatabase, urlFor, withClient, type TestDatabase } from './helpers.js';
 
 let db: TestDatabase;
 /** A role that may read server files: read-only mode must refuse it. */
@@ -17,9 +20,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await withClient(urlFor('postgres'), async (c) => {
+  await withClient(ADMIN_URL, async (c) => {
     await c.query(`DROP DATABASE IF EXISTS ${db.name} WITH (FORCE)`);
     await c.query(`DROP ROLE IF EXISTS ${fileRole}`);
+    await c.query(`DROP ROLE IF EXISTS ${fileRole}_via_admin`);
+    await c.query(`DROP ROLE IF EXISTS ${fileRole}_admin`);
   }).catch(() => undefined);
   await db?.drop();
 });
@@ -62,6 +67,26 @@ describe('start-up privilege check', () => {
     const result = await runBin([urlFor(db.name, fileRole)]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/is a member of pg_read_server_files/);
+  });
+
+  it('counts membership in a superuser role (SET ROLE would reach it) as privileged; the plain role is fine', async () => {
+    const admin = `${fileRole}_admin`;
+    const user = `${fileRole}_via_admin`;
+    await withClient(db.adminUrl, async (c) => {
+      await c.query(`CREATE ROLE ${admin} SUPERUSER NOLOGIN`);
+      await c.query(`CREATE ROLE ${user} LOGIN IN ROLE ${admin}`);
+      await c.query(`GRANT CONNECT ON DATABASE ${db.name} TO ${user}`);
+    });
+    const check = async (url: string): Promise<string | undefined> => {
+      const database = new Database({ connectionString: url, readOnlySessions: true, limits: DEFAULT_LIMITS });
+      try {
+        return privilegeProblem(await inspectRole(database));
+      } finally {
+        await database.close();
+      }
+    };
+    expect(await check(urlFor(db.name, user))).toMatch(new RegExp(`member of the superuser role\\(s\\) "${admin}"`));
+    expect(await check(db.roleUrl)).toBeUndefined();
   });
 
   it('starts anyway with --unsafe-allow-privileged-role, loudly', async () => {
