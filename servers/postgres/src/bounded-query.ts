@@ -21,7 +21,11 @@ export interface BoundedResult {
   rowCount: number | null;
   truncated: boolean;
   truncatedBy: 'rows' | 'bytes' | undefined;
+  /** NOTICE and WARNING messages the statement raised (the first few). */
+  notices: string[];
 }
+
+const MAX_NOTICES = 20;
 
 interface WireConnection {
   parse(config: { text: string; name?: string; types?: number[] }): void;
@@ -227,17 +231,29 @@ export interface BoundedRunOptions {
 export async function runBounded(client: pg.ClientBase, text: string, values: unknown[], options: BoundedRunOptions): Promise<BoundedResult> {
   const collector = new RowCollector(options.maxRows, options.maxBytes);
   const opening = new OpeningQuery(text, values, collector, options.preamble ?? []);
-  await new Promise<void>((resolve, reject) => {
-    opening.on('error', reject);
-    opening.on('end', () => resolve());
-    client.query(opening);
-  });
-  let { suspended, command, rowCount } = opening;
-  while (suspended && !collector.stopReason) {
-    const fetch = new PortalFetch(collector, collector.nextChunk());
-    client.query(fetch);
-    await fetch.done;
-    ({ suspended, command, rowCount } = fetch);
+  const notices: string[] = [];
+  const onNotice = (notice: { severity?: string; message?: string; hint?: string }): void => {
+    if (notices.length < MAX_NOTICES) notices.push(`${notice.severity ?? 'NOTICE'}: ${notice.message ?? ''}${notice.hint ? ` (HINT: ${notice.hint})` : ''}`);
+  };
+  client.on('notice', onNotice);
+  let suspended: boolean;
+  let command: string | undefined;
+  let rowCount: number | null;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      opening.on('error', reject);
+      opening.on('end', () => resolve());
+      client.query(opening);
+    });
+    ({ suspended, command, rowCount } = opening);
+    while (suspended && !collector.stopReason) {
+      const fetch = new PortalFetch(collector, collector.nextChunk());
+      client.query(fetch);
+      await fetch.done;
+      ({ suspended, command, rowCount } = fetch);
+    }
+  } finally {
+    client.off('notice', onNotice);
   }
   if (suspended) collector.stopReason ??= 'rows';
   return {
@@ -247,5 +263,6 @@ export async function runBounded(client: pg.ClientBase, text: string, values: un
     rowCount: suspended ? null : rowCount,
     truncated: collector.stopReason !== undefined,
     truncatedBy: collector.stopReason,
+    notices,
   };
 }

@@ -39,6 +39,7 @@ export async function shapeResult(tx: Transaction, result: BoundedResult, limits
   } else {
     lines.push(`${result.command ?? 'OK'}${result.rowCount !== null ? ` (${result.rowCount} row${result.rowCount === 1 ? '' : 's'} affected)` : ''}`);
   }
+  if (result.notices.length > 0) lines.push('', ...result.notices);
   if (result.truncated) {
     const why = result.truncatedBy === 'bytes' ? `the ${Math.round(limits.maxBytes / 1024)} KiB size cap` : `the ${limits.maxRows}-row cap`;
     lines.push(`The result was cut at ${why}; more rows exist. Add WHERE/LIMIT/OFFSET or aggregate to see the rest.`);

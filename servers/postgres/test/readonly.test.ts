@@ -69,8 +69,10 @@ describe('read-only mode cannot be escaped', () => {
     await expectUnchanged('SET TRANSACTION READ WRITE', /read-write mode must be set before any query/);
   });
 
-  it('BEGIN READ WRITE only nests a warning inside our transaction; the next statement is still read-only', async () => {
-    await expectUnchanged('BEGIN READ WRITE', null);
+  it('refuses BEGIN READ WRITE inside our transaction; the next statement is still read-only', async () => {
+    await expectUnchanged('BEGIN READ WRITE', /read-write mode must be set before any query/);
+    const text = await expectUnchanged('BEGIN', null);
+    expect(text).toMatch(/WARNING: there is already a transaction in progress/);
     await expectUnchanged('DROP TABLE victims', /read-only transaction/);
   });
 

@@ -92,6 +92,33 @@ describe('LISTEN channel resources', () => {
     expect(victims).toBe(1);
   });
 
+  it('re-LISTENs after the listening connection is killed', async () => {
+    const channel = 'survivor';
+    const uri = `${base}/channel/${channel}`;
+    await session.client.subscribeResource({ uri });
+    try {
+      const killed = await withClient(db.adminUrl, async (c) => {
+        const { rows } = await c.query(
+          "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'mcp-server-postgres' AND datname = $1 AND query LIKE 'LISTEN%'",
+          [db.name],
+        );
+        return rows.length;
+      });
+      expect(killed).toBe(1);
+      const updated = session.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri, 15_000);
+      let delivered = false;
+      void updated.then(() => (delivered = true), () => undefined);
+      // Keep notifying until the listener is back (it reconnects after about a second).
+      for (let attempt = 0; attempt < 60 && !delivered; attempt++) {
+        await withClient(db.adminUrl, (c) => c.query('SELECT pg_notify($1, $2)', [channel, `attempt ${attempt}`]));
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      await updated;
+    } finally {
+      await session.client.unsubscribeResource({ uri });
+    }
+  });
+
   it('refuses channel names PostgreSQL would silently truncate', async () => {
     const uri = `${base}/channel/${'x'.repeat(64)}`;
     await expect(session.client.subscribeResource({ uri })).rejects.toThrow(/1 to 63 bytes/);
