@@ -139,9 +139,9 @@ async function workload(root, fixture) {
       return last;
     });
     const searchArgs = { path: fixture.tree, pattern: '**/file-42.*', excludePatterns: ['node_modules'] };
-    await operation('search_files', both, (c) => call(c, 'search_files', searchArgs), 3);
-    await operation('directory_tree', both, (c) => call(c, 'directory_tree', { path: fixture.tree, excludePatterns: ['node_modules'] }), 3);
-    await operation('directory_tree full', both, (c) => call(c, 'directory_tree', { path: fixture.tree, excludePatterns: ['node_modules'], maxEntries: 100_000 }), 3);
+    await operation('search_files', both, (c) => call(c, 'search_files', searchArgs));
+    await operation('directory_tree', both, (c) => call(c, 'directory_tree', { path: fixture.tree, excludePatterns: ['node_modules'] }));
+    await operation('directory_tree full', both, (c) => call(c, 'directory_tree', { path: fixture.tree, excludePatterns: ['node_modules'], maxEntries: 100_000 }));
     await operation('list_directory_with_sizes', both, (c) => call(c, 'list_directory_with_sizes', { path: fixture.flat }));
     await operation('list_directory_with_sizes full', both, (c) => call(c, 'list_directory_with_sizes', { path: fixture.flat, maxEntries: 100_000 }));
     await operation('head 200 MB', both, (c) => call(c, 'read_text_file', { path: fixture.big, head: 10 }));
