@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PathGuard } from '@suite/shared';
+import { openVerifiedSync } from '../src/verified-open.js';
 import { startReadSide, type ReadSideHarness } from './read-side-fixture.js';
 
 const SECRET = 'TOP-SECRET-CONTENT';
@@ -163,5 +165,21 @@ describe('read-side security regressions', () => {
     expect(media.isError).toBe(true);
     const grep = await h.session.callTool('search_content', { path: h.dir, pattern: 'inside' });
     expect((grep.structured as { matches: { path: string }[] }).matches.map((m) => m.path)).toEqual(['notes.txt']);
+  });
+
+  it('verifies after opening: a parent swapped for a symlink between the check and the open is refused', async () => {
+    // What a racing attacker would leave behind: the path was checked while "swapped" was a real
+    // directory, and is opened after it became a link out of the roots. The open follows the parent
+    // link (only the last component is O_NOFOLLOW), so the check after the open is what catches it.
+    await symlink(h.outside, path.join(h.dir, 'swapped'));
+    const guard = new PathGuard([h.dir]);
+    expect(() => openVerifiedSync(guard, path.join(h.dir, 'swapped', 'secret.txt'), 'swapped/secret.txt')).toThrow(
+      'Access denied: "swapped/secret.txt" is outside the allowed directories.',
+    );
+    // The last component itself being a link is refused by O_NOFOLLOW.
+    expect(() => openVerifiedSync(guard, path.join(h.dir, 'link-out'), 'link-out')).toThrow(/Access denied/);
+    const ok = openVerifiedSync(guard, path.join(h.dir, 'notes.txt'), 'notes.txt');
+    expect(ok.stat.size).toBe(7);
+    ok.close();
   });
 });
