@@ -65,6 +65,11 @@ interface QueryProcess {
   ready: Promise<void>;
   busy: boolean;
   dead: boolean;
+  /**
+   * The call this process is running, if any. One listener per process routes answers here,
+   * rather than each call adding and removing its own listeners on the hot path.
+   */
+  current?: { id: number; answer: (message: ChildMessage & { type: 'result' }) => void; lost: () => void };
 }
 
 /** The query process script sits next to this module, in src under vitest and in dist when built. */
@@ -170,22 +175,17 @@ export class QueryExecutor {
           }
           process = p;
           const id = this.nextId++;
-          const onMessage = (raw: unknown): void => {
-            const message = raw as ChildMessage;
-            if (message.type !== 'result' || message.id !== id) return;
-            p.child.off('message', onMessage);
-            p.child.off('exit', onExit);
-            if (!settled) this.release(p);
-            if (message.ok) finish(undefined, message.result);
-            else finish(new ToolError(message.message, message.kind));
+          p.current = {
+            id,
+            answer: (message) => {
+              p.current = undefined;
+              if (!settled) this.release(p);
+              if (message.ok) finish(undefined, message.result);
+              else finish(new ToolError(message.message, message.kind));
+            },
+            lost: () => finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`)),
           };
-          const onExit = (): void => {
-            p.child.off('message', onMessage);
-            finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`));
-          };
-          p.child.on('message', onMessage);
-          p.child.once('exit', onExit);
-          p.child.send({ type: 'run', id, op, ...request });
+          p.child.send({ type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars });
         } catch (error) {
           finish(error instanceof Error ? error : new Error(String(error)));
         }
@@ -243,7 +243,16 @@ export class QueryExecutor {
       child.once('error', () => reject(ToolError.unavailable('The query process could not start.')));
     });
     p.ready.catch(() => undefined);
-    child.on('exit', () => this.forget(p));
+    child.on('message', (raw: unknown) => {
+      const message = raw as ChildMessage;
+      if (message.type === 'result' && p.current?.id === message.id) p.current.answer(message);
+    });
+    child.on('exit', () => {
+      const call = p.current;
+      p.current = undefined;
+      this.forget(p);
+      call?.lost();
+    });
     child.on('error', () => this.kill(p));
     child.send({ type: 'init', file: this.options.file, mode: this.options.mode, writableServer: this.options.writableServer, extensions: this.options.extensions, busyTimeoutMs: this.options.busyTimeoutMs });
     this.all.add(p);

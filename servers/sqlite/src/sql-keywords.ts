@@ -73,7 +73,9 @@ export function isCreateTable(sql: string): boolean {
  * which SQLite offers only for pragmas without side effects.
  */
 export function hasPragmaWithArguments(sql: string): boolean {
-  if (!bareWords(sql).includes('PRAGMA')) return false;
+  // Text without the letters "pragma" anywhere cannot hold the keyword; this skips the scan for
+  // almost every query.
+  if (!/pragma/i.test(sql) || !bareWords(sql).includes('PRAGMA')) return false;
   // An allow-list of the one harmless shape, checked on the text without comments.
   return !/^\s*pragma\s+[A-Za-z_][\w$]*(?:\s*\.\s*[A-Za-z_][\w$]*)?\s*;?\s*$/i.test(withoutComments(sql));
 }

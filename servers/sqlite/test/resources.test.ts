@@ -92,6 +92,24 @@ describe('resources, subscriptions, prompts and completion', () => {
     }
   });
 
+  it('notifies table subscribers of WAL-only changes when the database switches to WAL after the subscription', async () => {
+    const { h, file } = await start();
+    await h.session.client.subscribeResource({ uri: 'sqlite://sample/tables/people' });
+    await settle();
+    const other = new Database(file);
+    try {
+      other.pragma('journal_mode = WAL');
+      other.pragma('wal_autocheckpoint = 0');
+      // Whatever the switch itself announced (it rewrites the main file header) is over by now.
+      await settle(1000);
+      await untilUpdated(h.session, 'sqlite://sample/tables/people', () => {
+        other.prepare("INSERT INTO people (name) VALUES ('Barbara')").run();
+      });
+    } finally {
+      other.close();
+    }
+  });
+
   it("notifies subscribers of this server's own writes", async () => {
     const { h } = await start({ allowWrite: true });
     await h.session.client.subscribeResource({ uri: 'sqlite://sample/tables/teams' });

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDatabaseFile, openServer, type Harness } from './helpers.js';
 
@@ -165,6 +166,39 @@ describe('describe_table', () => {
       expect(view.structured).toMatchObject({ type: 'view' });
       const internal = await h.session.callTool('describe_table', { table_name: 'sqlite_schema' });
       expect(internal.isError).toBe(true);
+    } finally {
+      await h.close();
+      await cleanup();
+    }
+  });
+});
+
+describe('repeated queries (statements kept prepared in the query process)', () => {
+  it('answers a repeated SELECT * with the columns of a schema changed by another connection', async () => {
+    const { file, cleanup } = await makeDatabaseFile();
+    const h = await openServer({ file, workers: 1 });
+    try {
+      const sql = 'SELECT * FROM teams ORDER BY id';
+      const before = await h.session.callTool('read_query', { sql });
+      expect(before.structured).toMatchObject({ columns: ['id', 'name'], rows: [[1, 'core'], [2, 'docs']] });
+      const other = new Database(file);
+      try {
+        other.exec("ALTER TABLE teams ADD COLUMN city TEXT DEFAULT 'Berlin'; ALTER TABLE teams RENAME COLUMN name TO title;");
+      } finally {
+        other.close();
+      }
+      const after = await h.session.callTool('read_query', { sql });
+      expect(after.structured).toMatchObject({ columns: ['id', 'title', 'city'], rows: [[1, 'core', 'Berlin'], [2, 'docs', 'Berlin']] });
+      expect(after.text.split('\n')[0]).toMatch(/^id +\| title +\| city$/);
+      // New parameters on the same text bind afresh.
+      const byId = 'SELECT title FROM teams WHERE id = ?';
+      expect((await h.session.callTool('read_query', { sql: byId, params: [1] })).structured!.rows).toEqual([['core']]);
+      expect((await h.session.callTool('read_query', { sql: byId, params: [2] })).structured!.rows).toEqual([['docs']]);
+      // A refused statement stays refused when repeated.
+      for (let i = 0; i < 2; i++) {
+        const refused = await h.session.callTool('read_query', { sql: "INSERT INTO teams (title) VALUES ('x')" });
+        expect(refused.isError).toBe(true);
+      }
     } finally {
       await h.close();
       await cleanup();

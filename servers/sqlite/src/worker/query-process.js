@@ -95,33 +95,74 @@ function run(request) {
 }
 
 /**
+ * Prepared statements by operation and SQL text. A client repeating a query with new params
+ * (the common case) skips compiling it, which is a large share of a small query's time. SQLite
+ * recompiles a cached statement by itself when the schema changes, so reuse is safe; the cap
+ * keeps memory bounded, and very long SQL is not kept at all.
+ * @type {Map<string, import('better-sqlite3').Statement>}
+ */
+const statements = new Map();
+const MAX_CACHED_STATEMENTS = 100;
+const MAX_CACHED_SQL_CHARS = 10_000;
+
+/**
+ * @param {import('better-sqlite3').Database} connection
+ * @param {string} key
+ * @param {string} sql
+ * @param {(stmt: import('better-sqlite3').Statement) => void} check refusals, run once per statement
+ */
+function prepared(connection, key, sql, check) {
+  const cached = statements.get(key);
+  if (cached) {
+    // Least recently used goes first: move this one to the end.
+    statements.delete(key);
+    statements.set(key, cached);
+    return cached;
+  }
+  // prepare() compiles exactly one statement and throws on a second one: no exec() of user text.
+  const stmt = connection.prepare(sql);
+  check(stmt);
+  if (stmt.reader) {
+    stmt.safeIntegers(true);
+    stmt.raw(true);
+  }
+  if (sql.length <= MAX_CACHED_SQL_CHARS) {
+    if (statements.size >= MAX_CACHED_STATEMENTS) statements.delete(/** @type {string} */ (statements.keys().next().value));
+    statements.set(key, stmt);
+  }
+  return stmt;
+}
+
+/**
  * @param {import('better-sqlite3').Database} db
  * @param {RunMessage} request
  */
 function runStatement(db, request) {
   if (request.op === 'explain') return explain(db, request);
-  // prepare() compiles exactly one statement and throws on a second one: no exec() of user text.
-  const stmt = db.prepare(request.sql);
   if (request.op === 'query') {
-    if (!stmt.readonly || !stmt.reader) {
-      throw new RefusedError(
-        'read_query runs only a single statement that reads and returns rows (SELECT, WITH … SELECT, VALUES, read-only PRAGMA). ' +
-          (writableServer ? 'Use write_query for changes.' : 'This server is read-only.'),
-      );
-    }
+    const stmt = prepared(db, `q:${request.sql}`, request.sql, (s) => {
+      if (!s.readonly || !s.reader) {
+        throw new RefusedError(
+          'read_query runs only a single statement that reads and returns rows (SELECT, WITH … SELECT, VALUES, read-only PRAGMA). ' +
+            (writableServer ? 'Use write_query for changes.' : 'This server is read-only.'),
+        );
+      }
+    });
     return readRows(stmt, request);
   }
   if (mode !== 'write') throw new RefusedError('This query process is read-only.');
-  if (stmt.reader && stmt.readonly) {
-    throw new RefusedError('write_query is for statements that change the database; use read_query for SELECT.', 'invalid_argument');
-  }
+  const stmt = prepared(db, `w:${request.sql}`, request.sql, (s) => {
+    if (s.reader && s.readonly) {
+      throw new RefusedError('write_query is for statements that change the database; use read_query for SELECT.', 'invalid_argument');
+    }
+  });
   if (stmt.reader) {
     // INSERT/UPDATE/DELETE … RETURNING: the change happens, and the returned rows are bounded like a read.
     const rows = readRows(stmt, request);
     // SQLite makes every change on the first step, so changes() counts them all even when the
     // returned rows were cut at the cap.
-    const changes = db.prepare('SELECT changes()').pluck().get();
-    return { ...rows, changes: Number(changes) };
+    const changes = prepared(db, 'changes', 'SELECT changes()', () => undefined).get();
+    return { ...rows, changes: Number(/** @type {unknown[]} */ (changes)[0]) };
   }
   const info = bind(request.params, (b) => stmt.run(...b));
   return { changes: info.changes, lastInsertRowid: toCell(info.lastInsertRowid, request.maxCellChars).cell };
@@ -132,8 +173,6 @@ function runStatement(db, request) {
  * @param {RunMessage} request
  */
 function readRows(stmt, request) {
-  stmt.safeIntegers(true);
-  const columns = stmt.columns().map((c) => c.name);
   /** @type {Cell[][]} */
   const rows = [];
   let bytes = 0;
@@ -165,6 +204,9 @@ function readRows(stmt, request) {
     // Finalises the cursor so the read transaction ends now, not at the next statement.
     iterator.return?.();
   }
+  // Read after stepping: a cached statement that SQLite recompiled for a changed schema
+  // (SELECT * after ALTER TABLE) only reports its new columns once it has run.
+  const columns = stmt.columns().map((c) => c.name);
   return { columns, rows, rowCount: rows.length, truncated: truncated || clipped, clippedCells: clipped };
 }
 
