@@ -88,14 +88,15 @@ class RowCollector {
       this.stopReason = 'rows';
       return;
     }
-    let size = 0;
-    for (const field of fields) size += field === null ? 4 : Buffer.byteLength(field);
+    const row = fields.map((field, i) => (field === null ? null : this.parsers[i]!(field)));
+    // Counted as the JSON the client will receive: escaping can make that several times the raw size.
+    const size = Buffer.byteLength(JSON.stringify(row));
     if (this.bytes + size > this.maxBytes && this.rows.length > 0) {
       this.stopReason = 'bytes';
       return;
     }
     this.bytes += size;
-    this.rows.push(fields.map((field, i) => (field === null ? null : this.parsers[i]!(field))));
+    this.rows.push(row);
   }
 
   /** How many rows to ask for next: enough to reach a cap (plus the probe row), no more. */

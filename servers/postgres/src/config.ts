@@ -6,7 +6,10 @@ import type { ChannelListener } from './listener.js';
 export interface PostgresLimits {
   /** Rows a query returns before the answer is cut and marked truncated. */
   maxRows: number;
-  /** Bytes of row data (as received) a query keeps before the answer is cut. */
+  /**
+   * Bytes of row data (as JSON) a query keeps before the answer is cut. The text table repeats at
+   * most as much, so an answer stays under about twice this, far below the client's 10 MiB.
+   */
   maxBytes: number;
   /** Server-side statement_timeout, in milliseconds. */
   statementTimeoutMs: number;

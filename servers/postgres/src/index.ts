@@ -23,7 +23,7 @@ await runServer({
       description: `Server-side idle_in_transaction_session_timeout (default ${DEFAULT_LIMITS.idleInTransactionTimeoutMs}).`,
     },
     'max-rows': { type: 'string', valueName: 'N', description: `Rows per result before it is truncated (default ${DEFAULT_LIMITS.maxRows}).` },
-    'max-result-bytes': { type: 'string', valueName: 'BYTES', description: `Row data per result before it is truncated (default ${DEFAULT_LIMITS.maxBytes}).` },
+    'max-result-bytes': { type: 'string', valueName: 'BYTES', description: `JSON size of the rows per result before it is truncated (default ${DEFAULT_LIMITS.maxBytes}, at most 3 MiB).` },
     [PRIVILEGED_FLAG]: {
       type: 'boolean',
       description: 'Run read-only mode as a superuser or server-file role anyway. UNSAFE: such roles can run programs and read files on the server.',
@@ -52,7 +52,7 @@ await runServer({
         max: 24 * 3600 * 1000,
       }),
       maxRows: integerFlag(flags['max-rows'], 'max-rows', DEFAULT_LIMITS.maxRows, { min: 1, max: 100_000 }),
-      maxBytes: integerFlag(flags['max-result-bytes'], 'max-result-bytes', DEFAULT_LIMITS.maxBytes, { min: 1024, max: 4 * 1024 * 1024 }),
+      maxBytes: integerFlag(flags['max-result-bytes'], 'max-result-bytes', DEFAULT_LIMITS.maxBytes, { min: 1024, max: 3 * 1024 * 1024 }),
     };
     const allowWrite = flags['allow-write'] === true;
     const database = new Database({ ...(connectionString ? { connectionString } : {}), readOnlySessions: !allowWrite, limits });

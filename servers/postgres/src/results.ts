@@ -33,7 +33,17 @@ export async function shapeResult(tx: Transaction, result: BoundedResult, limits
   if (returnsRows) {
     lines.push(columns.map((c) => c.name).join(' | '));
     lines.push(columns.map(() => '---').join(' | '));
-    for (const row of result.rows) lines.push(row.map(renderCell).join(' | '));
+    // Escaping can make the text larger than the rows it shows; keep it within the same budget.
+    let textBytes = 0;
+    for (const [index, row] of result.rows.entries()) {
+      const line = row.map(renderCell).join(' | ');
+      textBytes += Buffer.byteLength(JSON.stringify(line));
+      if (textBytes > limits.maxBytes) {
+        lines.push(`… (the text table stops at row ${index}; structuredContent has all ${result.rows.length} rows)`);
+        break;
+      }
+      lines.push(line);
+    }
     lines.push('');
     lines.push(`(${rowCount} row${rowCount === 1 ? '' : 's'}${result.truncated ? ', truncated' : ''})`);
   } else {

@@ -106,6 +106,12 @@ describe('query', () => {
     expect(r.structured!.truncated).toBe(true);
     expect(r.structured!.rowCount).toBeLessThan(10);
     expect(r.text).toMatch(/KiB size cap/);
+    // Control characters cost six bytes each in JSON: the cap counts what is sent, not what was stored.
+    const escaped = await session.callTool('query', { sql: "SELECT n, repeat(chr(1), 3000) AS ctl, repeat('|', 190) AS bars FROM many ORDER BY n" });
+    expect(escaped.structured!.truncated).toBe(true);
+    const sent = Buffer.byteLength(JSON.stringify(escaped.content)) + Buffer.byteLength(JSON.stringify(escaped.structured));
+    expect(sent).toBeLessThan(2.2 * 64 * 1024);
+    expect((escaped.structured!.rows as unknown[][]).length).toBeGreaterThan(0);
   });
 
   it("reports PostgreSQL's message, position and hint as an isError result", async () => {
