@@ -145,6 +145,30 @@ describe('over stdio as a least-privilege role', () => {
     }
   });
 
+  it('notifications/cancelled over stdio stops the query on the server', async () => {
+    const session = await spawnServer(BIN, [db.roleUrl], { env: { SUITE_LOG_LEVEL: 'emergency' } });
+    const marker = `stdio_cancel_${Date.now()}`;
+    const active = (): Promise<number> =>
+      withClient(db.adminUrl, async (c) => {
+        const { rows } = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()", [marker]);
+        return rows[0].n as number;
+      });
+    const waitFor = async (want: number): Promise<void> => {
+      for (let i = 0; i < 300 && (await active()) !== want; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await active()).toBe(want);
+    };
+    try {
+      const controller = new AbortController();
+      const call = session.callTool('query', { sql: `SELECT pg_sleep(60), '${marker}'` }, { signal: controller.signal }).catch((error: Error) => error);
+      await waitFor(1);
+      controller.abort();
+      expect(await call).toBeInstanceOf(Error);
+      await waitFor(0);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('takes the connection from DATABASE_URL or PG* variables', async () => {
     const viaUrl = await spawnServer(BIN, [], { env: { DATABASE_URL: db.roleUrl, SUITE_LOG_LEVEL: 'emergency' } });
     try {
