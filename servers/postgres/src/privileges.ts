@@ -79,7 +79,7 @@ export function refusalMessage(problem: string, databaseName: string, serverVers
     '',
     leastPrivilegeSql(databaseName, serverVersionNum),
     '',
-    `then use postgresql://mcp_readonly:<password>@<host>/${encodeURIComponent(databaseName)}.`,
+    `then connect as that role, e.g. postgresql://mcp_readonly@<host>/${encodeURIComponent(databaseName)} with the password in PGPASSWORD.`,
     `To run as this role anyway (not recommended), pass --${PRIVILEGED_FLAG}.`,
   ].join('\n');
 }

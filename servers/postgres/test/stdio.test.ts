@@ -60,6 +60,7 @@ describe('start-up privilege check', () => {
     expect(result.stderr).toContain(`GRANT CONNECT ON DATABASE "${db.name}" TO "mcp_readonly";`);
     expect(result.stderr).toContain('GRANT pg_read_all_data TO "mcp_readonly";');
     expect(result.stderr).toContain('--unsafe-allow-privileged-role');
+    expect(result.stderr).toContain(`postgresql://mcp_readonly@<host>/${db.name} with the password in PGPASSWORD`);
     expect(result.stderr).not.toContain(password);
   });
 
