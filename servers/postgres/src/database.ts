@@ -38,6 +38,9 @@ export interface DatabaseOptions {
 const READ_ONLY_PREAMBLE = ['BEGIN TRANSACTION READ ONLY', 'SELECT WHERE false'] as const;
 const READ_WRITE_PREAMBLE = ['BEGIN TRANSACTION READ WRITE'] as const;
 
+/** How long a cancelled statement may take to stop before its connection is closed under it. */
+const CANCEL_GRACE_MS = 3_000;
+
 /** Command tags after which a connection is known to carry nothing over to the next call. */
 const CLEAN_COMMANDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'FETCH', 'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY']);
 
@@ -115,11 +118,19 @@ export class Database {
       throw toToolError(error, undefined, this.secrets);
     }
     const state = { begun: false, clean: true, stopped: undefined as 'cancelled' | 'timeout' | undefined };
+    let released = false;
+    const release = (reusable: boolean): void => {
+      if (released) return;
+      released = true;
+      client.release(reusable && client.getTransactionStatus() === 'I' ? undefined : true);
+    };
     const stop = (why: 'cancelled' | 'timeout'): void => {
       if (state.stopped) return;
       state.stopped = why;
       state.clean = false;
       void this.cancelBackend(backendPid(client));
+      // If the cancel cannot get through (network gone), closing the socket ends the wait.
+      setTimeout(() => release(false), CANCEL_GRACE_MS).unref();
     };
     const onAbort = (): void => stop('cancelled');
     signal.addEventListener('abort', onAbort, { once: true });
@@ -129,7 +140,6 @@ export class Database {
       clearTimeout(deadline);
       signal.removeEventListener('abort', onAbort);
     };
-    const release = (reusable: boolean): void => client.release(reusable && client.getTransactionStatus() === 'I' ? undefined : true);
     /**
      * Ends the transaction with ROLLBACK and returns the connection to the pool only when clean.
      * For read-only work nobody waits for it: the answer is already decided, and the connection
