@@ -20,16 +20,17 @@ const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0
 const suffix = randomBytes(4).toString('hex');
 const dbName = `suite_pg_bench_${suffix}`;
 const role = `suite_pg_bench_ro_${suffix}`;
+const rolePassword = randomBytes(12).toString('hex');
 const QUICK = process.argv.includes('--quick');
 const SMALL_QUERIES = QUICK ? 200 : 1000;
 const BIG_ROWS = QUICK ? 100_000 : 1_000_000;
 
-function urlFor(database, user) {
+function urlFor(database, user, password) {
   const url = new URL(adminUrl);
   url.pathname = `/${database}`;
   if (user) {
     url.username = user;
-    url.password = '';
+    url.password = password ?? '';
   }
   return url.toString();
 }
@@ -74,8 +75,8 @@ async function withPeakRss(pid, fn) {
 
 const env = { SUITE_LOG_LEVEL: 'emergency' };
 const servers = {
-  ours: () => connectStdio(process.execPath, [ours, urlFor(dbName, role)], { env }),
-  official: () => connectStdio(process.execPath, [official, urlFor(dbName, role)], { env }),
+  ours: () => connectStdio(process.execPath, [ours, urlFor(dbName, role, rolePassword)], { env }),
+  official: () => connectStdio(process.execPath, [official, urlFor(dbName, role, rolePassword)], { env }),
 };
 
 async function startup(start) {
@@ -133,7 +134,7 @@ async function selectAll(start, runs) {
 console.log(`Setting up ${dbName} with ${BIG_ROWS.toLocaleString()} rows...`);
 await admin(adminUrl, `CREATE DATABASE ${dbName}`);
 try {
-  await admin(adminUrl, `CREATE ROLE ${role} LOGIN; GRANT CONNECT ON DATABASE ${dbName} TO ${role}; GRANT pg_read_all_data TO ${role}`);
+  await admin(adminUrl, `CREATE ROLE ${role} LOGIN PASSWORD '${rolePassword}'; GRANT CONNECT ON DATABASE ${dbName} TO ${role}; GRANT pg_read_all_data TO ${role}`);
   await admin(
     urlFor(dbName),
     `CREATE TABLE big AS SELECT g AS id, md5(g::text) AS label, now() - g * interval '1 second' AS created_at, (g % 1000)::numeric / 7 AS score FROM generate_series(1, ${BIG_ROWS}) g;

@@ -14,7 +14,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   fileRole = `${db.role}_files`;
   await withClient(db.adminUrl, async (c) => {
-    await c.query(`CREATE ROLE ${fileRole} LOGIN IN ROLE pg_read_server_files`);
+    await c.query(`CREATE ROLE ${fileRole} LOGIN PASSWORD '${db.rolePassword}' IN ROLE pg_read_server_files`);
     await c.query(`GRANT CONNECT ON DATABASE ${db.name} TO ${fileRole}`);
   });
 }, 60_000);
@@ -65,7 +65,7 @@ describe('start-up privilege check', () => {
   });
 
   it('refuses a member of pg_read_server_files', async () => {
-    const result = await runBin([urlFor(db.name, fileRole)]);
+    const result = await runBin([urlFor(db.name, fileRole, db.rolePassword)]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/is a member of pg_read_server_files/);
   });
@@ -75,7 +75,7 @@ describe('start-up privilege check', () => {
     const user = `${fileRole}_via_admin`;
     await withClient(db.adminUrl, async (c) => {
       await c.query(`CREATE ROLE ${admin} SUPERUSER NOLOGIN`);
-      await c.query(`CREATE ROLE ${user} LOGIN IN ROLE ${admin}`);
+      await c.query(`CREATE ROLE ${user} LOGIN PASSWORD '${db.rolePassword}' IN ROLE ${admin}`);
       await c.query(`GRANT CONNECT ON DATABASE ${db.name} TO ${user}`);
     });
     const check = async (url: string): Promise<string | undefined> => {
@@ -86,12 +86,12 @@ describe('start-up privilege check', () => {
         await database.close();
       }
     };
-    expect(await check(urlFor(db.name, user))).toMatch(new RegExp(`member of the superuser role\\(s\\) "${admin}"`));
+    expect(await check(urlFor(db.name, user, db.rolePassword))).toMatch(new RegExp(`member of the superuser role\\(s\\) "${admin}"`));
     expect(await check(db.roleUrl)).toBeUndefined();
   });
 
   it('starts anyway with --unsafe-allow-privileged-role, loudly', async () => {
-    const session = await spawnServer(BIN, ['--unsafe-allow-privileged-role', urlFor(db.name, fileRole)], { env: { SUITE_LOG_LEVEL: 'warning' } });
+    const session = await spawnServer(BIN, ['--unsafe-allow-privileged-role', urlFor(db.name, fileRole, db.rolePassword)], { env: { SUITE_LOG_LEVEL: 'warning' } });
     try {
       const r = await session.callTool('query', { sql: 'SELECT count(*) AS n FROM pg_catalog.pg_class WHERE false' });
       expect(r.isError).toBe(false);
