@@ -166,30 +166,30 @@ export class QueryExecutor {
       );
       options.signal.addEventListener('abort', onAbort, { once: true });
 
-      void (async () => {
-        try {
-          const p = await this.acquire();
-          if (settled) {
-            this.release(p);
-            return;
-          }
-          process = p;
-          const id = this.nextId++;
-          p.current = {
-            id,
-            answer: (message) => {
-              p.current = undefined;
-              if (!settled) this.release(p);
-              if (message.ok) finish(undefined, message.result);
-              else finish(new ToolError(message.message, message.kind));
-            },
-            lost: () => finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`)),
-          };
-          p.child.send({ type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars });
-        } catch (error) {
-          finish(error instanceof Error ? error : new Error(String(error)));
+      const start = (p: QueryProcess): void => {
+        if (settled) {
+          this.release(p);
+          return;
         }
-      })();
+        process = p;
+        const id = this.nextId++;
+        p.current = {
+          id,
+          answer: (message) => {
+            p.current = undefined;
+            if (!settled) this.release(p);
+            if (message.ok) finish(undefined, message.result);
+            else finish(new ToolError(message.message, message.kind));
+          },
+          lost: () => finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`)),
+        };
+        p.child.send({ type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars });
+      };
+      // A warm idle process (the usual case) takes the call at once, without a detour through
+      // the microtask queue; otherwise wait for one to start or come free.
+      const idle = this.closed ? undefined : this.idle.pop();
+      if (idle) start(idle);
+      else this.acquire().then(start, (error: unknown) => finish(error instanceof Error ? error : new Error(String(error))));
     });
   }
 

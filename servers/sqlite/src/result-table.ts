@@ -6,7 +6,10 @@ const MAX_COLUMN_WIDTH = 40;
 function cellText(cell: Cell): string {
   if (cell === null) return 'NULL';
   if (typeof cell === 'object') return `<blob ${Math.floor((cell.$blob.length * 3) / 4) - (cell.$blob.endsWith('==') ? 2 : cell.$blob.endsWith('=') ? 1 : 0)} bytes>`;
-  return String(cell).replace(/\r?\n/g, '\\n').replace(/\|/g, '\\|');
+  if (typeof cell === 'number') return String(cell);
+  // Most values hold neither a line break nor a pipe; skip the rewriting for them.
+  if (!/[\n|]/.test(cell)) return cell;
+  return cell.replace(/\r?\n/g, '\\n').replace(/\|/g, '\\|');
 }
 
 /**
