@@ -16,6 +16,7 @@ describe('read_text_file', () => {
     await writeFile(path.join(h.dir, 'unicode.txt'), 'héllo wörld ✓\nsecond 🚀\n');
     await writeFile(path.join(h.dir, 'big.txt'), `${lines(1, 2000).join('\n')}\n`);
     await writeFile(path.join(h.dir, 'binary.bin'), Buffer.from([0x89, 0x50, 0x00, 0x01, 0x02]));
+    await writeFile(path.join(h.dir, 'big-binary.bin'), Buffer.alloc(100_000, 0));
   });
   afterAll(async () => h.close());
 
@@ -123,6 +124,12 @@ describe('read_text_file', () => {
     const binary = await h.session.callTool('read_text_file', { path: 'binary.bin' });
     expect(binary.isError).toBe(true);
     expect(binary.text).toMatch(/binary.*read_media_file/);
+    // Larger than the small-file path, and through head/tail too.
+    for (const args of [{}, { head: 3 }, { tail: 3 }, { offset: 1, limit: 2 }]) {
+      const big = await h.session.callTool('read_text_file', { path: 'big-binary.bin', ...args });
+      expect(big.isError, JSON.stringify(args)).toBe(true);
+      expect(big.text).toMatch(/binary.*read_media_file/);
+    }
   });
 
   it('read_file is the same reader (deprecated alias)', async () => {

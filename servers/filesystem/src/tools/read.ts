@@ -76,13 +76,6 @@ async function openRegularFile(guard: PathGuard, userPath: string): Promise<Open
   });
 }
 
-async function looksBinary(reader: ChunkReader, size: number): Promise<boolean> {
-  const sample = Buffer.allocUnsafe(Math.min(BINARY_SNIFF_BYTES, size));
-  if (sample.length === 0) return false;
-  const bytesRead = await reader.read(sample, 0, sample.length, 0);
-  return sample.subarray(0, bytesRead).includes(0);
-}
-
 /**
  * Small whole-file reads (the common case) take a synchronous path: a verified O_NOFOLLOW open,
  * fstat and one read of at most SYNC_READ_BYTES. For a file that size this costs microseconds,
@@ -203,8 +196,9 @@ async function readTextFile(guard: PathGuard, userPath: string, args: TextReadRe
   const { file, reader, size } = await openRegularFile(guard, userPath);
   try {
     return await withPathErrors(userPath, async () => {
-      if (await looksBinary(reader, size)) throw binaryFile(userPath);
       const read = await readText(reader, size, args, maxBytes, signal);
+      // Judged on what was read, not on an extra read of the file's start: a tail of a huge log costs one read.
+      if (read.slice.text.includes('\u0000')) throw binaryFile(userPath);
       const marker = truncationMarker(read, args, maxBytes);
       const text = marker ? `${read.slice.text}\n${marker}` : read.slice.text;
       return { text, output: toOutput(userPath, read) };
