@@ -1,5 +1,4 @@
 import { readSync } from 'node:fs';
-import { ChunkReader, openVerifiedSync, type VerifiedFile } from '../verified-open.js';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ToolError, type ContentBlock, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
@@ -8,6 +7,7 @@ import { withPathErrors } from '../read-errors.js';
 import { readLastLines, readLinesForward, type LineSlice } from '../lines.js';
 import { mimeTypeFor } from '../mime.js';
 import { formatSize } from '../sizes.js';
+import { ChunkReader, openVerifiedSync, type VerifiedFile } from '../verified-open.js';
 
 const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
   readOnlyHint: true,
