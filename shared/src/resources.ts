@@ -30,6 +30,10 @@ export interface ResourceDefinition {
   subscribe?(ctx: RequestContext): Promise<ChangeSource | undefined>;
 }
 
+/**
+ * Template variables as they appear in the URI: still percent-encoded (a table named "a b" arrives
+ * as "a%20b"). Decode with decodeURIComponent where the name may hold such characters.
+ */
 export type TemplateVariables = Record<string, string>;
 
 /** A family of resources under an RFC 6570 URI template, e.g. `file://{+path}`. */

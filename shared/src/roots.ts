@@ -70,6 +70,7 @@ export class RootsManager {
   private firstAnswer: Promise<void>;
   private markAnswered!: () => void;
   private fetcher: RootsFetcher | undefined;
+  private answered = false;
 
   constructor(
     private readonly cliDirectories: readonly string[],
@@ -78,6 +79,7 @@ export class RootsManager {
   ) {
     this.directories = [...cliDirectories];
     this.firstAnswer = new Promise((resolve) => (this.markAnswered = resolve));
+    void this.firstAnswer.then(() => (this.answered = true));
   }
 
   /** Called once the client is known to support roots; the first fetch starts at once. */
@@ -111,12 +113,20 @@ export class RootsManager {
     }
     this.clientRoots = roots;
     this.directories = candidate;
+    this.appliedVersion += 1;
     this.log.info('effective roots updated', { count: candidate.length });
     this.markAnswered();
   }
 
   /** The effective roots; waits (bounded) for the client's first answer. */
+  /** Changes whenever the effective roots do; lets callers cache what they derive from them. */
+  get version(): number {
+    return this.appliedVersion;
+  }
+  private appliedVersion = 0;
+
   async snapshot(): Promise<RootsSnapshot> {
+    if (this.answered) return { directories: [...this.directories], clientRoots: this.clientRoots, source: this.source() };
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.firstAnswer,

@@ -93,6 +93,7 @@ export class SuiteServer {
   private readonly closeHandlers: (() => void | Promise<void>)[] = [];
   private readonly rootsManager: RootsManager | undefined;
   private clientLogLevel: LogLevel = 'info';
+  private guard: { version: number; guard: PathGuard } | undefined;
   private sdk: Server | undefined;
   private closed = false;
 
@@ -202,7 +203,11 @@ export class SuiteServer {
       paths: async () => {
         const snapshot = await roots();
         if (snapshot.directories.length === 0) throw ToolError.accessDenied(noRootsMessage());
-        return new PathGuard(snapshot.directories, this.options.roots?.aliases ?? []);
+        const version = this.rootsManager?.version ?? 0;
+        if (this.guard?.version !== version) {
+          this.guard = { version, guard: new PathGuard(snapshot.directories, this.options.roots?.aliases ?? []) };
+        }
+        return this.guard.guard;
       },
       client: {
         sampling: clientCaps.sampling !== undefined,

@@ -1,6 +1,13 @@
 import path from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import { Logger } from './logging.js';
+
+let chokidar: Promise<typeof import('chokidar')> | undefined;
+/** chokidar is loaded on the first watch: most sessions never subscribe to anything. */
+function loadChokidar(): Promise<typeof import('chokidar')> {
+  chokidar ??= import('chokidar');
+  return chokidar;
+}
 
 /** How a session hears about changes. SuiteServer implements it with notifications. */
 export interface ChangeSink {
@@ -167,12 +174,14 @@ export class ChangeHub {
    * Watches directory trees for files appearing and disappearing, and sends `list_changed` to
    * every session. Held per session under a key, so the watcher stops when the last holder goes.
    */
-  watchListing(sessionId: string, key: string, dirs: string[], options: { depth?: number; ignored?: (p: string) => boolean } = {}): void {
+  async watchListing(sessionId: string, key: string, dirs: string[], options: { depth?: number; ignored?: (p: string) => boolean } = {}): Promise<void> {
     const existing = this.listings.get(key);
     if (existing) {
       existing.holders.add(sessionId);
       return;
     }
+    const { watch } = await loadChokidar();
+    if (this.closed || this.listings.has(key)) return this.watchListing(sessionId, key, dirs, options);
     const watcher = watch(dirs, {
       ignoreInitial: true,
       depth: options.depth ?? 3,
@@ -219,7 +228,8 @@ export class ChangeHub {
     }
     uris = new Set([uri]);
     this.urisByPath.set(p, uris);
-    const watcher = this.ensureWatcher();
+    const watcher = await this.ensureWatcher();
+    if (this.urisByPath.get(p) !== uris) return; // unsubscribed while chokidar was loading
     watcher.add(p);
     await this.untilWatched(watcher, p);
   }
@@ -244,7 +254,8 @@ export class ChangeHub {
     }
   }
 
-  private ensureWatcher(): FSWatcher {
+  private async ensureWatcher(): Promise<FSWatcher> {
+    const { watch } = await loadChokidar();
     if (!this.watcher) {
       // atomic: an editor's (or our own) write-to-temp-then-rename is one change, not unlink+add.
       this.watcher = watch([], { ignoreInitial: true, atomic: true, persistent: false, depth: 0 });

@@ -182,10 +182,18 @@ function isAbortError(error: unknown): boolean {
   return error instanceof Error && (error.name === 'AbortError' || error.name === 'CancelledError');
 }
 
-/** JSON Schema for a zod object, as tools/list publishes it. */
+const jsonSchemaCache = { input: new WeakMap<z.ZodObject, Record<string, unknown>>(), output: new WeakMap<z.ZodObject, Record<string, unknown>>() };
+
+/**
+ * JSON Schema for a zod object, as tools/list publishes it. Cached per schema object: schemas
+ * are module constants, so every session and every tools/list after the first is free.
+ */
 export function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Record<string, unknown> {
+  const cached = jsonSchemaCache[io].get(schema);
+  if (cached) return cached;
   const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   delete json.$schema;
   if (json.type !== 'object') json.type = 'object';
+  jsonSchemaCache[io].set(schema, json);
   return json;
 }

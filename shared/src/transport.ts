@@ -2,8 +2,8 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from './logging.js';
 import type { SuiteServer } from './server.js';
@@ -57,6 +57,11 @@ const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
  * Every session gets its own SuiteServer.
  */
 export async function serveHttp(factory: SessionFactory, options: HttpOptions): Promise<RunningHttp> {
+  // Loaded here, not at the top: a stdio server should not pay their start-up cost.
+  const [{ StreamableHTTPServerTransport }, { SSEServerTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/server/sse.js'),
+  ]);
   const sessions = new Map<string, HttpSession>();
   const idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;

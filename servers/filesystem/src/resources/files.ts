@@ -62,7 +62,7 @@ export function registerFileResources(server: SuiteServer, config: FilesystemCon
     // The roots changed (client roots): stop watching the old set for this session.
     if (watchedKey) await config.changes.unwatchListing(server.sessionKey, watchedKey);
     watchedKey = key;
-    config.changes.watchListing(server.sessionKey, key, [...dirs], { depth: LIST_MAX_DEPTH - 1, ignored: skippedPathFilter(dirs) });
+    await config.changes.watchListing(server.sessionKey, key, [...dirs], { depth: LIST_MAX_DEPTH - 1, ignored: skippedPathFilter(dirs) });
     return key;
   };
   server.onClose(async () => {
