@@ -1,4 +1,5 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CancelledError, ToolError, type ToolErrorKind } from '@suite/shared';
@@ -60,8 +61,10 @@ type ChildMessage =
   | { type: 'result'; id: number; ok: true; result: unknown }
   | { type: 'result'; id: number; ok: false; kind: ToolErrorKind; message: string };
 
+type QueryChild = ChildProcessByStdio<Writable, Readable, null>;
+
 interface QueryProcess {
-  child: ChildProcess;
+  child: QueryChild;
   ready: Promise<void>;
   busy: boolean;
   dead: boolean;
@@ -183,7 +186,7 @@ export class QueryExecutor {
           },
           lost: () => finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`)),
         };
-        p.child.send({ type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars });
+        sendTo(p.child, { type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars });
       };
       // A warm idle process (the usual case) takes the call at once, without a detour through
       // the microtask queue; otherwise wait for one to start or come free.
@@ -223,29 +226,40 @@ export class QueryExecutor {
   }
 
   private spawn(): QueryProcess {
-    // execArgv is cleared so test runners' loaders and inspector flags stay out of the child;
-    // stdout is closed because in stdio mode it carries the protocol.
-    const child = fork(WORKER_SCRIPT, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json' });
+    // Requests go in on stdin and answers come back on stdout, one JSON line each (see the
+    // query process script for why not Node's IPC channel). The child's stdout is a pipe to us,
+    // never the server's own stdout, which in stdio mode carries the protocol. Node flags of the
+    // server (test runners' loaders, the inspector) stay out of the child.
+    const child = spawn(process.execPath, [WORKER_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
     const p: QueryProcess = { child, busy: false, dead: false, ready: Promise.resolve() };
+    // A process killed mid-write makes these streams fail; its exit is handled below.
+    child.stdin.on('error', () => undefined);
+    child.stdout.on('error', () => undefined);
+    let onStartup: ((message: ChildMessage) => void) | undefined;
     p.ready = new Promise<void>((resolve, reject) => {
-      const onMessage = (raw: unknown): void => {
-        const message = raw as ChildMessage;
+      onStartup = (message) => {
         if (message.type === 'ready') {
-          child.off('message', onMessage);
+          onStartup = undefined;
           resolve();
         } else if (message.type === 'failed') {
-          child.off('message', onMessage);
+          onStartup = undefined;
           reject(ToolError.unavailable(`The database could not be opened: ${message.message}`));
         }
       };
-      child.on('message', onMessage);
       child.once('exit', () => reject(ToolError.unavailable('The query process could not start.')));
       child.once('error', () => reject(ToolError.unavailable('The query process could not start.')));
     });
     p.ready.catch(() => undefined);
-    child.on('message', (raw: unknown) => {
-      const message = raw as ChildMessage;
-      if (message.type === 'result' && p.current?.id === message.id) p.current.answer(message);
+    readLines(child.stdout, (line) => {
+      let message: ChildMessage;
+      try {
+        message = JSON.parse(line) as ChildMessage;
+      } catch {
+        // Not ours (a library writing to stdout): ignore rather than fail the call.
+        return;
+      }
+      if (onStartup) onStartup(message);
+      else if (message.type === 'result' && p.current?.id === message.id) p.current.answer(message);
     });
     child.on('exit', () => {
       const call = p.current;
@@ -254,7 +268,7 @@ export class QueryExecutor {
       call?.lost();
     });
     child.on('error', () => this.kill(p));
-    child.send({ type: 'init', file: this.options.file, mode: this.options.mode, writableServer: this.options.writableServer, extensions: this.options.extensions, busyTimeoutMs: this.options.busyTimeoutMs });
+    sendTo(child, { type: 'init', file: this.options.file, mode: this.options.mode, writableServer: this.options.writableServer, extensions: this.options.extensions, busyTimeoutMs: this.options.busyTimeoutMs });
     this.all.add(p);
     return p;
   }
@@ -276,6 +290,29 @@ export class QueryExecutor {
       this.acquire().then(next.grant, next.fail);
     }
   }
+}
+
+function sendTo(child: QueryChild, message: Record<string, unknown>): void {
+  // JSON.stringify escapes line breaks inside strings, so the newline ends the message.
+  child.stdin.write(`${JSON.stringify(message)}\n`);
+}
+
+/** Calls onLine for every complete line of a UTF-8 stream. */
+function readLines(stream: Readable, onLine: (line: string) => void): void {
+  stream.setEncoding('utf8');
+  let pending = '';
+  stream.on('data', (chunk: string) => {
+    // Only the new text can hold the next line break (answers of a megabyte arrive in many chunks).
+    let searchFrom = pending.length;
+    pending += chunk;
+    let end: number;
+    while ((end = pending.indexOf('\n', searchFrom)) >= 0) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      searchFrom = 0;
+      onLine(line);
+    }
+  });
 }
 
 function formatSeconds(ms: number): string {

@@ -8,12 +8,20 @@
  * SIGKILL on a process can. This file is plain JavaScript so that the same file runs from src
  * (under vitest) and from dist (tsc copies it).
  *
- * Protocol (JSON over the IPC channel):
+ * Protocol: one JSON object per line, requests on stdin, answers on stdout (JSON.stringify
+ * escapes line breaks inside strings, so a newline always ends a message):
  *   parent -> child: { type: 'init', file, mode: 'read' | 'write', extensions, busyTimeoutMs }
  *   child -> parent: { type: 'ready' } | { type: 'failed', message }
  *   parent -> child: { type: 'run', id, op: 'query' | 'write' | 'explain', sql, params, maxRows, maxBytes, maxCellChars }
  *   child -> parent: { type: 'result', id, ok: true, result } | { type: 'result', id, ok: false, kind, message }
+ *
+ * The process handles one request at a time and has nothing else to do, so it reads with
+ * blocking system calls instead of Node's IPC channel and event loop: the kernel wakes it
+ * straight out of read() when a request arrives, which saves a good part of every round trip
+ * (see the README's benchmark). End of input means the server has gone, and the process exits.
  */
+import { readSync, writeSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import Database from 'better-sqlite3';
 
 /** @typedef {string | number | null | { $blob: string }} Cell */
@@ -31,16 +39,29 @@ let db;
 let mode = 'read';
 let writableServer = false;
 
-/** @param {unknown} message */
+/** A one-element array to sleep on with Atomics.wait (a blocking pause, no busy loop). */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes one message as a line. The pipe is blocking in this process, so writeSync waits while
+ * the parent catches up with a large answer; a partial write continues where it stopped.
+ * @param {unknown} message
+ */
 function send(message) {
-  if (process.send) process.send(message);
+  const data = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
+  let offset = 0;
+  while (offset < data.length) {
+    try {
+      offset += writeSync(1, data, offset);
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EAGAIN') throw error;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
 }
 
-// The parent going away (crash, SIGKILL) must not leave this process behind.
-process.on('disconnect', () => process.exit(0));
-
-process.on('message', (raw) => {
-  const message = /** @type {InitMessage | RunMessage} */ (raw);
+/** @param {InitMessage | RunMessage} message */
+function handle(message) {
   if (message.type === 'init') {
     try {
       open(message);
@@ -58,7 +79,41 @@ process.on('message', (raw) => {
       send({ type: 'result', id: message.id, ok: false, ...describeFailure(error) });
     }
   }
-});
+}
+
+/** Reads requests line by line until the server closes the pipe (or kills this process). */
+function serve() {
+  const chunk = Buffer.alloc(64 * 1024);
+  // Decodes across chunk boundaries, so a character split between two reads stays whole.
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  for (;;) {
+    let n;
+    try {
+      n = readSync(0, chunk, 0, chunk.length, null);
+    } catch (error) {
+      const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+      // stdin is blocking in a spawned child; should it ever not be, wait a moment instead of spinning.
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 1);
+        continue;
+      }
+      if (code === 'EOF') process.exit(0);
+      throw error;
+    }
+    if (n === 0) process.exit(0);
+    // Only the new text can hold the next line break.
+    let searchFrom = pending.length;
+    pending += decoder.write(chunk.subarray(0, n));
+    let end;
+    while ((end = pending.indexOf('\n', searchFrom)) >= 0) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      searchFrom = 0;
+      handle(/** @type {InitMessage | RunMessage} */ (JSON.parse(line)));
+    }
+  }
+}
 
 /** @param {InitMessage} init */
 function open(init) {
@@ -299,3 +354,5 @@ function describeFailure(error) {
 function errorMessage(error) {
   return error instanceof Error ? error.message : String(error);
 }
+
+serve();
