@@ -73,7 +73,7 @@ try {
     await call(db, 'describe_table', { table_name: first });
     await call(db, 'read_query', { sql: `SELECT * FROM "${first.replace(/"/g, '""')}" LIMIT 3` });
   }
-  await call(db, 'read_query', { sql: 'DELETE FROM sqlite_master' });
+  await call(db, 'read_query', { sql: 'DELETE FROM customers' });
   await db.close();
   console.log(`\n${bold('Done.')} Add a server to your client: see README.md, "Use a server in Claude Desktop".`);
 } finally {
