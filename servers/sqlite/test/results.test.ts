@@ -205,3 +205,26 @@ describe('repeated queries (statements kept prepared in the query process)', () 
     }
   });
 });
+
+describe('messages to and from the query process', () => {
+  it('carries long multi-byte text, line breaks and large requests intact in both directions', async () => {
+    const { file, cleanup } = await makeDatabaseFile();
+    const h = await openServer({ file, workers: 1 });
+    try {
+      // 3-byte and 4-byte characters, so that chunk boundaries of the pipe fall inside characters.
+      const text = `${'€'.repeat(20_000)}\nline two\r\n\u2028${'😀'.repeat(5_000)}`;
+      const echoed = await h.session.callTool('read_query', { sql: 'SELECT ? AS t, length(?) AS n', params: [text, text] });
+      expect(echoed.isError).toBe(false);
+      expect(echoed.structured!.rows).toEqual([[text, [...text].length]]);
+      // A statement of several hundred kilobytes, multi-byte literal included, arrives whole.
+      const literal = 'ü'.repeat(300_000);
+      const big = await h.session.callTool('read_query', { sql: `SELECT length('${literal}') AS n -- ${'ß'.repeat(1000)}` });
+      expect(big.structured!.rows).toEqual([[300_000]]);
+      const after = await h.session.callTool('read_query', { sql: 'SELECT count(*) FROM people' });
+      expect(after.structured!.rows).toEqual([[3]]);
+    } finally {
+      await h.close();
+      await cleanup();
+    }
+  });
+});
