@@ -202,14 +202,15 @@ export async function spawnServer(binPath: string, args: string[] = [], options:
 }
 
 /**
- * The tool catalog as a client sees it, in a stable form for snapshot tests: a change to any
+ * The tool catalog as a client sees it, as stable JSON text for file snapshot tests: a change to any
  * tool's name, schema or annotations then shows up in review.
  */
-export async function toolCatalog(client: Client): Promise<unknown[]> {
+export async function toolCatalog(client: Client): Promise<string> {
   const { tools } = await client.listTools();
-  return [...tools]
+  const catalog = [...tools]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((t) => ({ name: t.name, title: t.title, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema, description: t.description }));
+  return `${JSON.stringify(catalog, null, 2)}\n`;
 }
 
 /** A fresh temporary directory (real path) and a disposer. */
