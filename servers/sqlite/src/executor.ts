@@ -251,13 +251,8 @@ export class QueryExecutor {
     });
     p.ready.catch(() => undefined);
     readLines(child.stdout, (line) => {
-      let message: ChildMessage;
-      try {
-        message = JSON.parse(line) as ChildMessage;
-      } catch {
-        // Not ours (a library writing to stdout): ignore rather than fail the call.
-        return;
-      }
+      const message = parseChildLine(line);
+      if (!message) return;
       if (onStartup) onStartup(message);
       else if (message.type === 'result' && p.current?.id === message.id) p.current.answer(message);
     });
@@ -289,6 +284,21 @@ export class QueryExecutor {
     if (next && !this.closed) {
       this.acquire().then(next.grant, next.fail);
     }
+  }
+}
+
+/**
+ * One answer line. An extension that prints to stdout without a line break would put its text in
+ * front of our message; the message is then the part from its opening brace, so the call is not
+ * left waiting for its time limit. Lines with nothing of ours are ignored.
+ */
+function parseChildLine(line: string): ChildMessage | undefined {
+  const at = line.startsWith('{"type":') ? 0 : line.lastIndexOf('{"type":');
+  if (at < 0) return undefined;
+  try {
+    return JSON.parse(at === 0 ? line : line.slice(at)) as ChildMessage;
+  } catch {
+    return undefined;
   }
 }
 
