@@ -1,6 +1,14 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import { Logger } from './logging.js';
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
 
 let chokidar: Promise<typeof import('chokidar')> | undefined;
 /** chokidar is loaded on the first watch: most sessions never subscribe to anything. */
@@ -236,12 +244,13 @@ export class ChangeHub {
 
   /** chokidar adds paths asynchronously and has no per-path ready event: look until it is there. */
   private async untilWatched(watcher: FSWatcher, p: string): Promise<void> {
+    // A path that does not exist (yet) is never listed; chokidar reports it when it appears.
+    if (!(await exists(p))) return;
     const deadline = Date.now() + 2000;
     while (Date.now() < deadline && this.watcher === watcher) {
       if (this.isWatching(p)) return;
       await new Promise((r) => setTimeout(r, 10));
     }
-    // A path that does not exist (yet) is never listed; chokidar still reports when it appears.
   }
 
   private unwatchPath(p: string, uri: string): void {

@@ -117,6 +117,20 @@ describe('resource subscriptions', () => {
     expect(hub.watchedPaths).toEqual([]);
   });
 
+  it('subscribes at once to a path that does not exist yet, and reports when it appears', async () => {
+    const server = new SuiteServer({ name: '@suite/server-db', version: '0.0.1', changes: hub });
+    const wal = path.join(dir, 'later.db-wal');
+    server.resource({ uri: 'db://later', name: 'later', read: async () => ({ uri: 'db://later', text: '' }), subscribe: async () => ({ paths: [wal] }) });
+    const s = await connectInProcess(server);
+    sessions.push(s);
+    const started = Date.now();
+    await s.client.subscribeResource({ uri: 'db://later' });
+    expect(Date.now() - started).toBeLessThan(1000);
+    await sleep(200);
+    await writeFile(wal, 'appeared');
+    await s.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'db://later', 2000);
+  });
+
   it('coalesces a burst of writes into one notification', async () => {
     const s = await open();
     const uri = pathToFileURL(path.join(dir, 'notes.txt')).href;
