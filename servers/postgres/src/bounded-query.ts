@@ -58,7 +58,21 @@ function parseTag(message: CommandComplete): { command: string | undefined; rowC
 interface QueryInternals {
   handleRowDescription(message: RowDescription): void;
   handleCommandComplete(message: CommandComplete, connection: WireConnection): void;
+  handleError(error: Error, connection: WireConnection): void;
   prepare(connection: WireConnection): void;
+}
+
+/** Runs the caller's onPortalDone at most once. */
+class PortalDone {
+  private pending: (() => void) | undefined;
+  constructor(callback: (() => void) | undefined) {
+    this.pending = callback;
+  }
+  fire(): void {
+    const callback = this.pending;
+    this.pending = undefined;
+    callback?.();
+  }
 }
 
 const base = pg.Query.prototype as unknown as QueryInternals;
@@ -122,6 +136,7 @@ class OpeningQuery extends pg.Query {
     values: unknown[],
     private readonly collector: RowCollector,
     private readonly preamble: readonly string[],
+    private readonly portalDone: PortalDone,
   ) {
     super({ text, values, rows: collector.nextChunk(), queryMode: 'extended' } as pg.QueryConfig);
     this.preambleLeft = preamble.length;
@@ -160,15 +175,23 @@ class OpeningQuery extends pg.Query {
       return;
     }
     ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
+    this.portalDone.fire();
     base.handleCommandComplete.call(this, message, connection);
   }
 
   handlePortalSuspended(): void {
     this.suspended = true;
+    if (this.collector.stopReason) this.portalDone.fire();
   }
 
   handleEmptyQuery(): void {
     // Already synced.
+    this.portalDone.fire();
+  }
+
+  handleError(error: Error, connection: WireConnection): void {
+    this.portalDone.fire();
+    base.handleError.call(this, error, connection);
   }
 }
 
@@ -183,6 +206,7 @@ class PortalFetch implements pg.Submittable {
   constructor(
     private readonly collector: RowCollector,
     private readonly rows: number,
+    private readonly portalDone: PortalDone,
   ) {
     this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
   }
@@ -204,16 +228,21 @@ class PortalFetch implements pg.Submittable {
   }
   handlePortalSuspended(): void {
     this.suspended = true;
+    if (this.collector.stopReason) this.portalDone.fire();
   }
   handleCommandComplete(message: CommandComplete): void {
     ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
+    this.portalDone.fire();
   }
-  handleEmptyQuery(): void {}
+  handleEmptyQuery(): void {
+    this.portalDone.fire();
+  }
   handleCopyInResponse(connection: WireConnection): void {
     connection.sendCopyFail('COPY FROM STDIN is not supported');
   }
   handleCopyData(): void {}
   handleError(error: Error): void {
+    this.portalDone.fire();
     this.settle?.reject(error);
   }
   handleReadyForQuery(): void {
@@ -226,12 +255,19 @@ export interface BoundedRunOptions {
   maxBytes: number;
   /** Our own statements to run first in the same round trip (e.g. BEGIN READ ONLY). */
   preamble?: readonly string[];
+  /**
+   * Called once, synchronously from pg's message handling, as soon as the portal will not be read
+   * again (complete, failed, or cut at a cap). A caller can queue its ROLLBACK right there: pg sends
+   * it the moment ReadyForQuery arrives, usually from the same network read.
+   */
+  onPortalDone?: () => void;
 }
 
 /** Runs one statement on a client and resolves with the bounded result. */
 export async function runBounded(client: pg.ClientBase, text: string, values: unknown[], options: BoundedRunOptions): Promise<BoundedResult> {
   const collector = new RowCollector(options.maxRows, options.maxBytes);
-  const opening = new OpeningQuery(text, values, collector, options.preamble ?? []);
+  const portalDone = new PortalDone(options.onPortalDone);
+  const opening = new OpeningQuery(text, values, collector, options.preamble ?? [], portalDone);
   const notices: string[] = [];
   const onNotice = (notice: { severity?: string; message?: string; hint?: string }): void => {
     if (notices.length < MAX_NOTICES) notices.push(`${notice.severity ?? 'NOTICE'}: ${notice.message ?? ''}${notice.hint ? ` (HINT: ${notice.hint})` : ''}`);
@@ -248,13 +284,15 @@ export async function runBounded(client: pg.ClientBase, text: string, values: un
     });
     ({ suspended, command, rowCount } = opening);
     while (suspended && !collector.stopReason) {
-      const fetch = new PortalFetch(collector, collector.nextChunk());
+      const fetch = new PortalFetch(collector, collector.nextChunk(), portalDone);
       client.query(fetch);
       await fetch.done;
       ({ suspended, command, rowCount } = fetch);
     }
   } finally {
     client.off('notice', onNotice);
+    // Whatever ended the wait (a rejected submit, say), the caller may close the transaction now.
+    portalDone.fire();
   }
   if (suspended) collector.stopReason ??= 'rows';
   return {

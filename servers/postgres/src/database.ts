@@ -44,6 +44,27 @@ const CANCEL_GRACE_MS = 3_000;
 /** Command tags after which a connection is known to carry nothing over to the next call. */
 const CLEAN_COMMANDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'FETCH', 'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY']);
 
+interface TransactionState {
+  /** A transaction is open (or its BEGIN is queued) and no ROLLBACK/COMMIT has been queued since. */
+  begun: boolean;
+  /** Nothing seen so far keeps the connection from going back to the pool. */
+  clean: boolean;
+  stopped: 'cancelled' | 'timeout' | undefined;
+  /** The last ROLLBACK queued; settles (never rejects) once PostgreSQL answered it. */
+  ending: Promise<void> | undefined;
+}
+
+/** Queues ROLLBACK (pg sends it as soon as the connection is ready); a failure marks the connection unclean. */
+function rollback(client: pg.PoolClient, state: TransactionState): void {
+  state.begun = false;
+  state.ending = client.query('ROLLBACK').then(
+    () => undefined,
+    () => {
+      state.clean = false;
+    },
+  );
+}
+
 /** Statements of one transaction; the user's SQL only ever goes through `bounded`. */
 export interface Transaction {
   readonly client: pg.ClientBase;
@@ -117,7 +138,7 @@ export class Database {
     } catch (error) {
       throw toToolError(error, undefined, this.secrets);
     }
-    const state = { begun: false, clean: true, stopped: undefined as 'cancelled' | 'timeout' | undefined };
+    const state: TransactionState = { begun: false, clean: true, stopped: undefined, ending: undefined };
     let released = false;
     const release = (reusable: boolean): void => {
       if (released) return;
@@ -136,49 +157,37 @@ export class Database {
     signal.addEventListener('abort', onAbort, { once: true });
     // statement_timeout does the work; this catches a server or network that stops answering.
     const deadline = setTimeout(() => stop('timeout'), this.limits.statementTimeoutMs + 5_000);
-    const detach = (): void => {
+    /**
+     * Ends the transaction with ROLLBACK (queued early by `bounded` when the user's portal is done,
+     * otherwise here), waits for it, and returns the connection to the pool only when clean.
+     * Waiting costs little (the ROLLBACK usually went out with the first read of the answer) and
+     * keeps the next call on this same warm connection.
+     */
+    const finish = async (): Promise<void> => {
+      if (!state.stopped && state.clean && state.begun) rollback(client, state);
+      if (!state.stopped && state.clean && state.ending) await state.ending;
       clearTimeout(deadline);
       signal.removeEventListener('abort', onAbort);
-    };
-    /**
-     * Ends the transaction with ROLLBACK and returns the connection to the pool only when clean.
-     * For read-only work nobody waits for it: the answer is already decided, and the connection
-     * is not handed out again before the ROLLBACK completed.
-     */
-    const rollbackThenRelease = (): Promise<void> => {
-      detach();
-      if (!state.begun) {
-        release(state.clean && !state.stopped);
-        return Promise.resolve();
-      }
-      if (state.stopped || !state.clean) {
-        release(false);
-        return Promise.resolve();
-      }
-      return client.query('ROLLBACK').then(
-        () => release(state.clean && !state.stopped),
-        () => release(false),
-      );
+      release(state.clean && !state.stopped && !state.begun);
     };
     const tx = this.transactionApi(client, mode, state);
     let value: T;
     try {
       value = await fn(tx);
       if (state.stopped === 'cancelled') throw new CancelledError();
-      if (mode === 'read-write' && state.begun) await client.query('COMMIT');
+      if (mode === 'read-write' && state.begun) {
+        await client.query('COMMIT');
+        state.begun = false;
+      }
     } catch (error) {
       const outcome = this.classifyFailure(error, signal, state.stopped, sqlForErrors);
       // An ordinary SQL error leaves the transaction aborted; ROLLBACK makes the connection reusable.
       if (!isDatabaseError(error) || outcome instanceof CancelledError || (outcome instanceof ToolError && outcome.kind === 'timeout')) state.clean = false;
-      void rollbackThenRelease();
+      if (mode === 'read-write' && state.clean && state.begun) rollback(client, state);
+      await finish();
       throw outcome;
     }
-    if (mode === 'read-write') {
-      detach();
-      release(state.clean && !state.stopped);
-    } else {
-      void rollbackThenRelease();
-    }
+    await finish();
     return value;
   }
 
@@ -193,13 +202,18 @@ export class Database {
     return toToolError(error, sql, this.secrets);
   }
 
-  private transactionApi(client: pg.PoolClient, mode: 'read-only' | 'read-write', state: { begun: boolean; clean: boolean }): Transaction {
+  private transactionApi(client: pg.PoolClient, mode: 'read-only' | 'read-write', state: TransactionState): Transaction {
     const preamble = mode === 'read-only' ? READ_ONLY_PREAMBLE : READ_WRITE_PREAMBLE;
+    // Statements after an early ROLLBACK (a type-name lookup, say) get a read-only transaction of their own.
     const ensureBegun = async (): Promise<void> => {
       if (state.begun) return;
       state.begun = true;
       await client.query(preamble.join('; '));
     };
+    // A read-only transaction has nothing to keep once the user's portal is done: queue the ROLLBACK at once.
+    const endEarly = mode === 'read-only' ? (): void => {
+      if (!state.stopped && state.clean) rollback(client, state);
+    } : undefined;
     const rows = async <R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<R[]> => {
       await ensureBegun();
       const result = await client.query<R>({ text: sql, values: [...params], queryMode: 'extended' } as pg.QueryConfig);
@@ -214,6 +228,7 @@ export class Database {
           maxRows: caps.maxRows ?? this.limits.maxRows,
           maxBytes: caps.maxBytes ?? this.limits.maxBytes,
           ...(first ? { preamble } : {}),
+          ...(endEarly ? { onPortalDone: endEarly } : {}),
         });
         // PREPARE, LISTEN, DECLARE ... WITH HOLD and the like outlive a ROLLBACK or are not worth the doubt.
         if (result.command !== undefined && !CLEAN_COMMANDS.has(result.command)) state.clean = false;
@@ -221,7 +236,10 @@ export class Database {
       },
       rows,
       typeNames: async (oids) => {
-        const missing = [...new Set(oids)].filter((oid) => !this.typeNameCache.has(oid));
+        const cache = this.typeNameCache;
+        // The usual case (built-in or already seen types) allocates nothing but the answer.
+        if (oids.every((oid) => cache.has(oid))) return new Map(oids.map((oid) => [oid, cache.get(oid)!]));
+        const missing = [...new Set(oids)].filter((oid) => !cache.has(oid));
         if (missing.length > 0) {
           const found = await rows<{ oid: number; name: string }>('SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS name FROM pg_type t WHERE t.oid = ANY($1::oid[])', [missing]);
           for (const row of found) this.typeNameCache.set(row.oid, row.name);

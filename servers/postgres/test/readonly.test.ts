@@ -183,3 +183,42 @@ describe('session state cannot leak into later calls', () => {
     }
   });
 });
+
+describe('the transaction is over before the answer arrives', () => {
+  /** Relation locks and open transactions the test role's sessions hold right now, seen from outside. */
+  async function leftovers(): Promise<{ locks: number; openTransactions: number }> {
+    return withClient(db.adminUrl, async (c) => {
+      const { rows } = await c.query<{ locks: number; open: number }>(
+        `SELECT (SELECT count(*)::int FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                  WHERE a.usename = $1 AND l.locktype = 'relation' AND l.relation = 'victims'::regclass) AS locks,
+                (SELECT count(*)::int FROM pg_stat_activity WHERE usename = $1 AND (state LIKE 'idle in transaction%' OR backend_xid IS NOT NULL OR backend_xmin IS NOT NULL)) AS open`,
+        [db.role],
+      );
+      return { locks: rows[0]!.locks, openTransactions: rows[0]!.open };
+    });
+  }
+
+  it('after a complete result, a result cut at the row cap, and an error: no lock or snapshot is left', async () => {
+    const complete = await session.callTool('query', { sql: 'SELECT count(*) AS n FROM victims' });
+    expect(complete.isError).toBe(false);
+    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+
+    const capped = await session.callTool('query', { sql: 'SELECT v.id, g FROM victims v, generate_series(1, 5000) g' });
+    expect(capped.structured).toMatchObject({ truncated: true });
+    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+
+    const failed = await session.callTool('query', { sql: 'SELECT 1 / (id - id) FROM victims' });
+    expect(failed.isError).toBe(true);
+    expect(failed.text).toMatch(/division by zero/);
+    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+  });
+
+  it('a type-name lookup after the ROLLBACK runs in a read-only transaction of its own and ends too', async () => {
+    const typeName = `suite_mood_${randomBytes(3).toString('hex')}`;
+    await withClient(db.adminUrl, (c) => c.query(`CREATE TYPE ${typeName} AS ENUM ('ok', 'meh')`));
+    const r = await session.callTool('query', { sql: `SELECT 'meh'::${typeName} AS mood, count(*)::int AS n FROM victims` });
+    expect(r.isError).toBe(false);
+    expect(r.structured).toMatchObject({ columns: [{ name: 'mood', type: typeName }, { name: 'n', type: 'integer' }], rows: [['meh', 1]] });
+    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+  });
+});
