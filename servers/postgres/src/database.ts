@@ -159,16 +159,20 @@ export class Database {
     const deadline = setTimeout(() => stop('timeout'), this.limits.statementTimeoutMs + 5_000);
     /**
      * Ends the transaction with ROLLBACK (queued early by `bounded` when the user's portal is done,
-     * otherwise here), waits for it, and returns the connection to the pool only when clean.
-     * Waiting costs little (the ROLLBACK usually went out with the first read of the answer) and
-     * keeps the next call on this same warm connection.
+     * otherwise here) and returns the connection to the pool once PostgreSQL confirmed it, and only
+     * when clean. The answer does not wait for the ROLLBACK (it went out with the first read of the
+     * result and completes while the answer travels); the deadline stays armed until it does, so a
+     * connection that stops answering is closed rather than held.
      */
-    const finish = async (): Promise<void> => {
-      if (!state.stopped && state.clean && state.begun) rollback(client, state);
-      if (!state.stopped && state.clean && state.ending) await state.ending;
-      clearTimeout(deadline);
+    const finish = (): void => {
       signal.removeEventListener('abort', onAbort);
-      release(state.clean && !state.stopped && !state.begun);
+      if (!state.stopped && state.clean && state.begun) rollback(client, state);
+      const settle = (): void => {
+        clearTimeout(deadline);
+        release(state.clean && !state.stopped && !state.begun);
+      };
+      if (!state.stopped && state.clean && state.ending) void state.ending.then(settle);
+      else settle();
     };
     const tx = this.transactionApi(client, mode, state);
     let value: T;
@@ -184,10 +188,10 @@ export class Database {
       // An ordinary SQL error leaves the transaction aborted; ROLLBACK makes the connection reusable.
       if (!isDatabaseError(error) || outcome instanceof CancelledError || (outcome instanceof ToolError && outcome.kind === 'timeout')) state.clean = false;
       if (mode === 'read-write' && state.clean && state.begun) rollback(client, state);
-      await finish();
+      finish();
       throw outcome;
     }
-    await finish();
+    finish();
     return value;
   }
 

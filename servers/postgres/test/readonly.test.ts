@@ -184,7 +184,7 @@ describe('session state cannot leak into later calls', () => {
   });
 });
 
-describe('the transaction is over before the answer arrives', () => {
+describe('every call ends its transaction', () => {
   /** Relation locks and open transactions the test role's sessions hold right now, seen from outside. */
   async function leftovers(): Promise<{ locks: number; openTransactions: number }> {
     return withClient(db.adminUrl, async (c) => {
@@ -198,19 +198,29 @@ describe('the transaction is over before the answer arrives', () => {
     });
   }
 
+  /** The ROLLBACK leaves with the answer and completes while it travels: give it a moment, not forever. */
+  async function settledLeftovers(): Promise<{ locks: number; openTransactions: number }> {
+    const until = Date.now() + 5_000;
+    for (;;) {
+      const seen = await leftovers();
+      if ((seen.locks === 0 && seen.openTransactions === 0) || Date.now() > until) return seen;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   it('after a complete result, a result cut at the row cap, and an error: no lock or snapshot is left', async () => {
     const complete = await session.callTool('query', { sql: 'SELECT count(*) AS n FROM victims' });
     expect(complete.isError).toBe(false);
-    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+    expect(await settledLeftovers()).toEqual({ locks: 0, openTransactions: 0 });
 
     const capped = await session.callTool('query', { sql: 'SELECT v.id, g FROM victims v, generate_series(1, 5000) g' });
     expect(capped.structured).toMatchObject({ truncated: true });
-    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+    expect(await settledLeftovers()).toEqual({ locks: 0, openTransactions: 0 });
 
     const failed = await session.callTool('query', { sql: 'SELECT 1 / (id - id) FROM victims' });
     expect(failed.isError).toBe(true);
     expect(failed.text).toMatch(/division by zero/);
-    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+    expect(await settledLeftovers()).toEqual({ locks: 0, openTransactions: 0 });
   });
 
   it('a type-name lookup after the ROLLBACK runs in a read-only transaction of its own and ends too', async () => {
@@ -219,6 +229,6 @@ describe('the transaction is over before the answer arrives', () => {
     const r = await session.callTool('query', { sql: `SELECT 'meh'::${typeName} AS mood, count(*)::int AS n FROM victims` });
     expect(r.isError).toBe(false);
     expect(r.structured).toMatchObject({ columns: [{ name: 'mood', type: typeName }, { name: 'n', type: 'integer' }], rows: [['meh', 1]] });
-    expect(await leftovers()).toEqual({ locks: 0, openTransactions: 0 });
+    expect(await settledLeftovers()).toEqual({ locks: 0, openTransactions: 0 });
   });
 });
