@@ -54,10 +54,18 @@ interface TransactionState {
   ending: Promise<void> | undefined;
 }
 
+/**
+ * Session-level advisory locks survive ROLLBACK and COMMIT, and `SELECT pg_advisory_lock(1)` looks
+ * like any clean SELECT; released in the same message as the end of the transaction, so a pooled
+ * connection never carries a lock into another call (and no extra round trip is paid).
+ */
+const END_READ_ONLY = 'ROLLBACK; SELECT pg_advisory_unlock_all()';
+const END_READ_WRITE = 'COMMIT; SELECT pg_advisory_unlock_all()';
+
 /** Queues ROLLBACK (pg sends it as soon as the connection is ready); a failure marks the connection unclean. */
 function rollback(client: pg.PoolClient, state: TransactionState): void {
   state.begun = false;
-  state.ending = client.query('ROLLBACK').then(
+  state.ending = client.query(END_READ_ONLY).then(
     () => undefined,
     () => {
       state.clean = false;
@@ -180,7 +188,7 @@ export class Database {
       value = await fn(tx);
       if (state.stopped === 'cancelled') throw new CancelledError();
       if (mode === 'read-write' && state.begun) {
-        await client.query('COMMIT');
+        await client.query(END_READ_WRITE);
         state.begun = false;
       }
     } catch (error) {

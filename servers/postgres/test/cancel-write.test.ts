@@ -175,4 +175,20 @@ describe('--allow-write: execute', () => {
       await made.close();
     }
   });
+
+  it('execute leaves no session-level advisory lock on the pooled connection', async () => {
+    const made = makeConfig(db.adminUrl, { allowWrite: true, poolSize: 1 });
+    const s = await connectInProcess(buildServer(made.config));
+    try {
+      const r = await s.callTool('execute', { sql: 'SELECT pg_advisory_lock(535353)' });
+      expect(r.isError, r.text).toBe(false);
+      // The next call on the same single pooled connection must not still hold it.
+      await s.callTool('execute', { sql: 'SELECT 1' });
+      const held = await withClient(db.adminUrl, async (c) => (await c.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 535353")).rows[0].n);
+      expect(held).toBe(0);
+    } finally {
+      await s.close();
+      await made.close();
+    }
+  });
 });

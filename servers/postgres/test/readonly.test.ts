@@ -165,6 +165,24 @@ describe('session state cannot leak into later calls', () => {
     }
   });
 
+  it('session-level advisory locks (which a ROLLBACK keeps) are released before the connection is reused', async () => {
+    const single = makeConfig(db.roleUrl, { poolSize: 1 });
+    const s = await connectInProcess(buildServer(single.config));
+    try {
+      const taken = await s.callTool('query', { sql: 'SELECT pg_backend_pid() AS pid, pg_advisory_lock(424242) AS locked' });
+      expect(taken.isError, taken.text).toBe(false);
+      const pid = (taken.structured!.rows as unknown[][])[0]![0];
+      // The same pooled connection answers the next call, and nobody holds the lock any more.
+      const later = await s.callTool('query', { sql: 'SELECT pg_backend_pid() AS pid' });
+      expect(later.structured!.rows).toEqual([[pid]]);
+      const held = await withClient(db.adminUrl, async (c) => (await c.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 424242")).rows[0].n);
+      expect(held).toBe(0);
+    } finally {
+      await s.close();
+      await single.close();
+    }
+  });
+
   it('SET ROLE / SET SESSION CHARACTERISTICS are rolled back too', async () => {
     const single = makeConfig(db.roleUrl, { poolSize: 1 });
     const s = await connectInProcess(buildServer(single.config));
