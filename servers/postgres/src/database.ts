@@ -7,7 +7,7 @@
  * cancellation in flight, an ordinary command); otherwise it is destroyed.
  */
 import pg from 'pg';
-import { CancelledError, ToolError } from '@suite/shared';
+import { CancelledError, ToolError, registerSecret } from '@suite/shared';
 import { runBounded, type BoundedResult } from './bounded-query.js';
 import type { PostgresLimits } from './config.js';
 import { QUERY_CANCELED, isDatabaseError, redactSecrets, toToolError } from './errors.js';
@@ -95,6 +95,9 @@ export class Database {
     this.limits = options.limits;
     this.target = describeTarget(options.connectionString);
     this.secrets = [passwordOf(options.connectionString), process.env.PGPASSWORD].filter((s): s is string => typeof s === 'string' && s.length > 0);
+    // A second layer: the shared logger and every isError result redact these too, whatever path a
+    // message takes to the client.
+    for (const secret of this.secrets) registerSecret(secret);
     this.pool = new pg.Pool({ ...this.clientConfig(true), max: options.poolSize ?? 4, idleTimeoutMillis: 30_000 });
     // An idle pooled connection that dies (server restart) must not crash the process.
     this.pool.on('error', () => undefined);
