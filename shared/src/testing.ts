@@ -1,4 +1,5 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, realpath, rm, lstat, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -217,4 +218,35 @@ export async function toolCatalog(client: Client): Promise<string> {
 export async function makeTempDir(prefix = 'suite-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Polls a condition (sync or async) until it holds; throws naming `what` after the timeout. */
+export async function waitUntil(condition: () => boolean | Promise<boolean>, options: { what?: string; timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${options.what ?? 'a condition'}`);
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 25));
+  }
+}
+
+/**
+ * Every entry under a directory, recursively, with each file's size and content hash and each
+ * link's target: compare two snapshots to prove an attack created, changed or removed nothing.
+ */
+export async function snapshotTree(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  async function visit(current: string, prefix: string): Promise<void> {
+    for (const name of (await readdir(current)).sort()) {
+      const full = path.join(current, name);
+      const key = prefix ? `${prefix}/${name}` : name;
+      const stat = await lstat(full);
+      if (stat.isSymbolicLink()) out[key] = `link:${await readlink(full)}`;
+      else if (stat.isDirectory()) {
+        out[key] = 'dir';
+        await visit(full, key);
+      } else out[key] = `${stat.size}:${createHash('sha256').update(await readFile(full)).digest('hex')}`;
+    }
+  }
+  await visit(dir, '');
+  return out;
 }

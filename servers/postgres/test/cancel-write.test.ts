@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInProcess } from '@suite/shared/testing';
+import { connectInProcess, waitUntil } from '@suite/shared/testing';
 import { buildServer } from '../src/server.js';
 import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
 
@@ -24,14 +24,6 @@ async function runningWith(marker: string): Promise<number> {
   });
 }
 
-async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('cancellation and timeouts stop the query on the server', () => {
   it('notifications/cancelled cancels the backend query (gone from pg_stat_activity)', async () => {
     const made = makeConfig(db.roleUrl);
@@ -44,10 +36,10 @@ describe('cancellation and timeouts stop the query on the server', () => {
         () => 'resolved',
         () => 'rejected',
       );
-      await waitUntil(async () => (await runningWith(marker)) === 1, 'the query to start');
+      await waitUntil(async () => (await runningWith(marker)) === 1, { what: 'the query to start', timeoutMs: 15_000 });
       controller.abort();
       expect(await settled).toBe('rejected');
-      await waitUntil(async () => (await runningWith(marker)) === 0, 'the backend query to be cancelled');
+      await waitUntil(async () => (await runningWith(marker)) === 0, { what: 'the backend query to be cancelled', timeoutMs: 15_000 });
       // The pool still works afterwards.
       const ok = await session.callTool('query', { sql: 'SELECT 1 AS one' });
       expect(ok.structured!.rows).toEqual([[1]]);

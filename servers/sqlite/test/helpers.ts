@@ -28,16 +28,7 @@ INSERT INTO teams VALUES (1, 'core'), (2, 'docs');
 INSERT INTO people VALUES (1, 'Ada', 'ada@example.com', 1, 9.5), (2, 'Grace', 'grace@example.com', 1, 8), (3, 'Edsger', NULL, 2, 7.25);
 `;
 
-/** Everything under a directory, with each file's size and content hash: proves nothing was created or changed. */
-export function snapshotTree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(dir)) {
-    const full = path.join(dir, name);
-    const stat = statSync(full);
-    out[name] = stat.isDirectory() ? 'dir' : `${stat.size}:${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
-  }
-  return out;
-}
+export { snapshotTree, waitUntil } from '@suite/shared/testing';
 
 export interface Harness {
   session: TestSession;
@@ -69,14 +60,6 @@ export function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-export async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 

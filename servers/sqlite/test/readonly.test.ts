@@ -21,12 +21,12 @@ describe('read-only mode holds', () => {
     await h.close();
     await cleanup();
   });
-  beforeEach(() => {
-    before = snapshotTree(dir);
+  beforeEach(async () => {
+    before = await snapshotTree(dir);
   });
-  afterEach(() => {
+  afterEach(async () => {
     // The database file (bytes) and its directory (no journal, WAL, attached or vacuumed files) are unchanged.
-    expect(snapshotTree(dir)).toEqual(before);
+    expect(await snapshotTree(dir)).toEqual(before);
     expect(existsSync(outside)).toBe(false);
   });
 
@@ -138,7 +138,7 @@ describe('PRAGMA in read-only calls', () => {
   it('allows bare reads and refuses every assignment shape before SQLite compiles it', async () => {
     const { dir, file, cleanup } = await makeDatabaseFile();
     const h = await openServer({ file, workers: 1 });
-    const before = snapshotTree(dir);
+    const before = await snapshotTree(dir);
     try {
       for (const sql of ['PRAGMA user_version', 'PRAGMA main.user_version', '  pragma query_only ; ', "SELECT * FROM pragma_table_info('people')"]) {
         const out = await h.session.callTool('read_query', { sql });
@@ -165,7 +165,7 @@ describe('PRAGMA in read-only calls', () => {
       expect(tvf.text).toMatch(/unknown database/);
       const check = await h.session.callTool('read_query', { sql: 'PRAGMA query_only' });
       expect(check.structured).toMatchObject({ rows: [[1]] });
-      expect(snapshotTree(dir)).toEqual(before);
+      expect(await snapshotTree(dir)).toEqual(before);
     } finally {
       await h.close();
       await cleanup();

@@ -22,7 +22,7 @@ describe('the built bin over stdio', () => {
   });
 
   it('serves a database read-only by default and leaves it untouched', async () => {
-    const before = snapshotTree(dir);
+    const before = await snapshotTree(dir);
     session = await spawnServer(BIN, [file]);
     const { tools } = await session.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['append_insight', 'describe_table', 'explain_query', 'list_tables', 'read_query']);
@@ -32,7 +32,7 @@ describe('the built bin over stdio', () => {
     expect(write.isError).toBe(true);
     await session.close();
     session = undefined;
-    expect(snapshotTree(dir)).toEqual(before);
+    expect(await snapshotTree(dir)).toEqual(before);
   });
 
   it('applies --timeout and --max-rows, and answers a ping during a long query', async () => {

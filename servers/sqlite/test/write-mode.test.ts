@@ -73,7 +73,7 @@ describe('write mode', () => {
 
   it('refuses ATTACH, VACUUM INTO and load_extension unless allowed', async () => {
     const { h, dir } = await start();
-    const before = snapshotTree(dir);
+    const before = await snapshotTree(dir);
     const attach = await h.session.callTool('write_query', { sql: `ATTACH DATABASE '${path.join(dir, 'other.db')}' AS other` });
     expect(attach.isError).toBe(true);
     expect(attach.text).toMatch(/--allow-attach/);
@@ -87,7 +87,7 @@ describe('write mode', () => {
     const extUpdate = await h.session.callTool('write_query', { sql: `UPDATE teams SET name = load_extension('${path.join(dir, 'evil.so')}')` });
     expect(extUpdate.isError).toBe(true);
     expect(extUpdate.text).toMatch(/not authorized/);
-    expect(snapshotTree(dir)).toEqual(before);
+    expect(await snapshotTree(dir)).toEqual(before);
   });
 
   it('allows ATTACH and VACUUM INTO with their flags', async () => {
