@@ -121,7 +121,11 @@ export class QueryExecutor {
   async close(): Promise<void> {
     this.closed = true;
     for (const w of this.waiting.splice(0)) w.fail(ToolError.unavailable('The server is shutting down.'));
+    const children = [...this.all].map((p) => p.child);
     for (const p of [...this.all]) this.kill(p);
+    // Wait (briefly) until each killed process has exited, so this process reaps it itself and
+    // leaves no zombie behind for init to collect.
+    await Promise.all(children.map((child) => exited(child, 500)));
   }
 
   private async run(op: 'query' | 'write' | 'explain', request: QueryRequest, options: RunOptions): Promise<unknown> {
@@ -327,4 +331,16 @@ function readLines(stream: Readable, onLine: (line: string) => void): void {
 
 function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Resolves once the child has exited, or after `limitMs`, whichever comes first. */
+function exited(child: QueryChild, limitMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, limitMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }

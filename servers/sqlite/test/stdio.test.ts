@@ -1,9 +1,26 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedSession } from '@suite/shared/testing';
-import { BIN, LONG_QUERY, makeDatabaseFile, snapshotTree } from './helpers.js';
+import { BIN, LONG_QUERY, makeDatabaseFile, snapshotTree, waitUntil } from './helpers.js';
+
+/** Pids whose parent is `parent`, read from /proc (Linux). */
+function childrenOf(parent: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name may hold spaces and parentheses: the fields after the last ')' are fixed.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === parent) out.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
 
 describe('the built bin over stdio', () => {
   let dir: string;
@@ -75,6 +92,24 @@ describe('the built bin over stdio', () => {
     session = await spawnServer(BIN, ['--demo']);
     const out = await session.callTool('read_query', { sql: 'SELECT count(*) AS n FROM customers' });
     expect(out.structured).toMatchObject({ rows: [[5]] });
+  });
+
+  it('leaves no query process behind, not even a zombie, when the client closes stdin', async () => {
+    const child = spawn(process.execPath, [BIN, file], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const send = (m: unknown): boolean => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_query', arguments: { sql: 'SELECT 1' } } });
+    await waitUntil(() => out.includes('"id":2'), { what: 'the query answer' });
+    const queryProcesses = childrenOf(child.pid!);
+    expect(queryProcesses.length).toBeGreaterThan(0);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    // Reaped by the server itself before it exited: no /proc entry left for init to collect.
+    expect(queryProcesses.filter((pid) => existsSync(`/proc/${pid}`))).toEqual([]);
   });
 
   it('exits with a clear message for a missing file and for flags that need --allow-write', () => {
