@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { noRootsMessage, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
-import { withPathErrors } from '../read-errors.js';
+import { withPathErrors } from '../fs-errors.js';
 import { mimeTypeFor } from '../mime.js';
 import { formatSize } from '../sizes.js';
 

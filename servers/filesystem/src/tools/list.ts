@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ToolError, isInside, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { treeExcludeMatcher } from '../globs.js';
-import { withPathErrors } from '../read-errors.js';
+import { withPathErrors } from '../fs-errors.js';
 import { formatSize } from '../sizes.js';
 import { walkBatches, type WalkEntryType } from '../walk.js';
 

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ToolError, type ContentBlock, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
-import { withPathErrors } from '../read-errors.js';
+import { withPathErrors } from '../fs-errors.js';
 import { readLastLines, readLinesForward, type LineSlice } from '../lines.js';
 import { mimeTypeFor } from '../mime.js';
 import { formatSize } from '../sizes.js';

@@ -6,7 +6,7 @@ import type { FilesystemConfig } from '../config.js';
 import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
 import { nestedQuantifier } from '../regex-safety.js';
 import { globMatcher, includeExcludeMatcher, searchExcludeMatcher, type PathMatcher } from '../globs.js';
-import { withPathErrors } from '../read-errors.js';
+import { withPathErrors } from '../fs-errors.js';
 import { formatSize } from '../sizes.js';
 import { walkBatches } from '../walk.js';
 import { MAX_ENTRIES_CEILING, rootContaining } from './list.js';
