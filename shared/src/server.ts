@@ -333,7 +333,7 @@ export class SuiteServer {
       } catch (error) {
         if (extra.signal.aborted) throw new CancelledError();
         if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-          throw ToolError.timeout(`The client did not answer the ${what} request within ${Math.round(timeout / 1000)} s.`);
+          throw ToolError.timeout(`The client did not answer the ${what} request within ${timeout < 10_000 ? (timeout / 1000).toFixed(1) : Math.round(timeout / 1000)} s.`);
         }
         const reason = error instanceof McpError ? error.message.replace(/^MCP error -?\d+: /, '') : 'no reason given';
         throw new ToolError(`The client refused the ${what} request: ${reason}`, 'failed');

@@ -29,10 +29,10 @@ export interface ClientOptions {
   roots?: TestRoot[];
   /** Delay (ms) before answering each roots/list, or a function of the request number. */
   rootsDelayMs?: number | ((requestIndex: number) => number);
-  /** Declare sampling and answer sampling/createMessage with this. */
-  sampling?: (params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** Declare sampling and answer sampling/createMessage with this (`signal` fires when the server cancels). */
+  sampling?: (params: Record<string, unknown>, extra: { signal: AbortSignal }) => Promise<Record<string, unknown>>;
   /** Declare elicitation and answer elicitation/create with this. */
-  elicitation?: (params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  elicitation?: (params: Record<string, unknown>, extra: { signal: AbortSignal }) => Promise<Record<string, unknown>>;
   clientName?: string;
 }
 
@@ -240,11 +240,11 @@ function buildClient(options: ClientOptions): { client: Client; bind: (session: 
     }
     if (options.sampling) {
       const handler = options.sampling;
-      client.setRequestHandler(CreateMessageRequestSchema, async (req) => handler(req.params as Record<string, unknown>) as never);
+      client.setRequestHandler(CreateMessageRequestSchema, async (req, extra) => handler(req.params as Record<string, unknown>, { signal: extra.signal }) as never);
     }
     if (options.elicitation) {
       const handler = options.elicitation;
-      client.setRequestHandler(ElicitRequestSchema, async (req) => handler(req.params as Record<string, unknown>) as never);
+      client.setRequestHandler(ElicitRequestSchema, async (req, extra) => handler(req.params as Record<string, unknown>, { signal: extra.signal }) as never);
     }
   };
   return { client, bind };

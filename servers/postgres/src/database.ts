@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { CancelledError, ToolError, redactSecrets, registerSecret } from '@suite/shared';
 import { runBounded, type BoundedResult } from './bounded-query.js';
-import type { PostgresLimits } from './config.js';
+import type { PostgresLimits } from './limits.js';
 import { QUERY_CANCELED, isDatabaseError, toToolError } from './errors.js';
 import { BUILTIN_TYPE_NAMES } from './values.js';
 
