@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -106,6 +107,12 @@ type RequestExtra = {
 const CLIENT_REQUEST_TIMEOUT_MS = 120_000;
 
 export type ListKind = 'tools' | 'resources' | 'prompts';
+
+/**
+ * The SDK builds an Ajv instance per Server (about 20 KiB of heap each) unless given one; every
+ * session shares this one, which is what makes an idle HTTP session cheap.
+ */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
 
 /**
  * One MCP session's server. Build one per session (the HTTP transport does so for every new
@@ -251,7 +258,11 @@ export class SuiteServer {
     this.checkSelection();
     const sdk = new Server(
       { name: this.options.name, version: this.options.version, ...(this.options.title ? { title: this.options.title } : {}) },
-      { capabilities: this.capabilities(), ...(this.options.instructions ? { instructions: this.options.instructions } : {}) },
+      {
+        capabilities: this.capabilities(),
+        jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()),
+        ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
+      },
     );
     this.sdk = sdk;
     this.installHandlers(sdk);
@@ -583,12 +594,19 @@ export class SuiteServer {
  * Registers a request handler whose params are validated here, so that a malformed request is
  * answered with -32602 (invalid params) and a readable message, not the SDK's internal error.
  */
+/** The permissive routing schema of each request schema: built once per process, not per session. */
+const routingSchemas = new WeakMap<z.ZodObject, z.ZodObject<{ method: z.ZodLiteral<string>; params: z.ZodOptional<z.ZodUnknown> }>>();
+
 function handle<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>, R>(
   sdk: Server,
   schema: S,
   fn: (request: z.output<S>, extra: unknown) => Promise<R>,
 ): void {
-  const loose = z.looseObject({ method: schema.shape.method, params: z.unknown().optional() });
+  let loose = routingSchemas.get(schema);
+  if (!loose) {
+    loose = z.looseObject({ method: schema.shape.method, params: z.unknown().optional() });
+    routingSchemas.set(schema, loose);
+  }
   sdk.setRequestHandler(loose, async (raw, extra) => {
     const parsed = schema.safeParse(raw);
     if (!parsed.success) {

@@ -134,3 +134,24 @@ export function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Recor
   jsonSchemaCache[io].set(schema, json);
   return json;
 }
+
+/** Makes one tool from the server's process-wide configuration. */
+export type ToolFactory<C> = (config: C) => AnyToolDefinition;
+
+/**
+ * A server's tools as a list of factories, built once per configuration object: every session
+ * registers the same definitions (schemas, descriptions, handlers), so an idle HTTP session holds
+ * no schema or closure of its own, and JSON Schemas are converted once (they are cached per schema
+ * object). Handlers therefore must not keep per-session state in their closure: use `ctx`.
+ */
+export function toolList<C extends object>(factories: readonly ToolFactory<C>[]): (config: C) => readonly AnyToolDefinition[] {
+  const built = new WeakMap<C, readonly AnyToolDefinition[]>();
+  return (config) => {
+    let tools = built.get(config);
+    if (!tools) {
+      tools = factories.map((make) => make(config));
+      built.set(config, tools);
+    }
+    return tools;
+  };
+}

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, type AnyToolDefinition, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { SuiteServer, toolList, type SessionInfo, type ToolSelection } from '@suite/shared';
 import { TOOLSETS, type __CONFIG__Config } from './config.js';
 import { summarizeNotes } from './prompts/summarize-notes.js';
 import { notesResource } from './resources/notes.js';
@@ -11,8 +11,11 @@ export type { __CONFIG__Config } from './config.js';
 const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
 export const VERSION = pkg.version;
 
-/** Every tool the server has; the selection (toolsets, read-only) decides what a session sees. */
-const TOOLS: ((config: __CONFIG__Config) => AnyToolDefinition)[] = [countWords, addNote, listNotes];
+/**
+ * Every tool the server has, built once per configuration and shared by all sessions; the
+ * selection (toolsets, read-only) decides what a session sees.
+ */
+const tools = toolList<__CONFIG__Config>([countWords, addNote, listNotes]);
 
 /** Builds the server for one session: it only assembles; each feature lives in its own file. */
 export function buildServer(config: __CONFIG__Config, selection: ToolSelection = {}, session?: SessionInfo): SuiteServer {
@@ -24,7 +27,7 @@ export function buildServer(config: __CONFIG__Config, selection: ToolSelection =
     selection,
     ...(session ? { session } : {}),
   });
-  server.tools(TOOLS.map((make) => make(config)));
+  server.tools(tools(config));
   server.resource(notesResource(config));
   server.prompt(summarizeNotes());
   return server;
