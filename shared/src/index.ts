@@ -30,4 +30,15 @@ export { Logger, LOG_LEVELS, isLogLevel, newErrorId, registerSecret, redactSecre
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { ProtocolError } from './protocol-errors.js';
+export {
+  runProcess,
+  spawnManaged,
+  terminateAllProcesses,
+  type RunProcessOptions,
+  type ProcessResult,
+  type ManagedProcess,
+  type ManagedProcessOptions,
+  type ManagedExit,
+  type ChildEnvironmentOptions,
+} from './process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory } from './transport.js';
