@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from './logging.js';
+import { terminateAllProcesses } from './process.js';
 import { serveHttp, serveStdio, type RunningTransport, type SessionFactory } from './transport.js';
 
 /** A command-line flag a server adds to the common ones. */
@@ -176,6 +177,9 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     setTimeout(() => process.exit(0), 900).unref();
     await running?.close().catch(() => undefined);
     await prepared?.close?.().catch(() => undefined);
+    // Children the server's own close did not stop (a git call in flight) go now, and are reaped
+    // before we exit rather than left to init.
+    await terminateAllProcesses(300);
     process.exit(0);
   }
   process.once('SIGINT', () => void shutdown('SIGINT'));

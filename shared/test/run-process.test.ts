@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/progress.js';
 import { runProcess, spawnManaged, terminateAllProcesses } from '../src/process.js';
@@ -9,6 +11,7 @@ import { ToolError } from '../src/tools.js';
 import { waitUntil } from '../src/testing.js';
 
 const NODE = process.execPath;
+const PROBE_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'process-bin.mjs');
 
 /** State, parent and process group of a pid, from /proc; undefined once it has no entry (reaped). */
 function procStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
@@ -360,5 +363,36 @@ describe('terminateAllProcesses', { timeout: 60_000 }, () => {
 
   it('returns at once when there is nothing to stop', async () => {
     await terminateAllProcesses(60_000);
+  });
+});
+
+describe('a server built with runServer', { timeout: 60_000 }, () => {
+  /** Starts the probe server and waits until its two process trees are up. */
+  async function startProbe(args: string[]) {
+    const work = await mkdtemp(path.join(dir, 'probe-'));
+    const child = spawn(NODE, [PROBE_BIN, ...args, work], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await waitUntil(() => /tree \d+ \d+\nrun \d+ \d+\n/.test(stderr), { what: 'the probe server to start its children', timeoutMs: 30_000 });
+    const [, treeLeader, treeBackground, runLeader, runBackground] = /tree (\d+) (\d+)\nrun (\d+) (\d+)/.exec(stderr)!.map(Number);
+    return { child, exited, pids: [treeLeader!, treeBackground!, runLeader!, runBackground!], leaders: [treeLeader!, runLeader!] };
+  }
+
+  it('stops and reaps its children when it shuts down', async () => {
+    const probe = await startProbe([]);
+    for (const pid of probe.pids) expect(isRunning(pid), `pid ${pid}`).toBe(true);
+    for (const leader of probe.leaders) expect(procStat(leader)?.ppid).toBe(probe.child.pid);
+    probe.child.kill('SIGTERM');
+    expect(await probe.exited).toBe(0);
+    // Reaped by the server before it exited: no entry left for init to collect.
+    for (const leader of probe.leaders) expect(procStat(leader), `leader ${leader}`).toBeUndefined();
+    for (const pid of probe.pids) expect(isRunning(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it('does not leave its children running even when it exits without shutting down', async () => {
+    const probe = await startProbe(['--exit-now']);
+    expect(await probe.exited).toBe(0);
+    await waitUntil(() => probe.pids.every((pid) => !isRunning(pid)), { what: 'the children to die with the server' });
   });
 });
