@@ -381,6 +381,11 @@ describe('a server built with runServer', { timeout: 60_000 }, () => {
 
   it('stops and reaps its children when it shuts down', async () => {
     const probe = await startProbe([]);
+    // runServer installs its signal handlers once it serves; an answer to initialize means it does.
+    let stdout = '';
+    probe.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    probe.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } })}\n`);
+    await waitUntil(() => stdout.includes('"id":1'), { what: 'the answer to initialize', timeoutMs: 30_000 });
     for (const pid of probe.pids) expect(isRunning(pid), `pid ${pid}`).toBe(true);
     for (const leader of probe.leaders) expect(procStat(leader)?.ppid).toBe(probe.child.pid);
     probe.child.kill('SIGTERM');
