@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from './logging.js';
+import { terminateAllProcesses } from './process.js';
 import type { ToolSelection, ToolsetInfo } from './toolsets.js';
 import { serveHttp, serveStdio, type Authenticator, type RunningTransport, type SessionFactory } from './transport.js';
 
@@ -192,6 +193,24 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
 
   let running: RunningTransport | undefined;
   let prepared: PreparedServer | undefined;
+  let stopping = false;
+  async function shutdown(reason: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    log.info(`shutting down: ${reason}`);
+    // Whatever hangs (a stuck query, a watcher), the process is gone within a second.
+    setTimeout(() => process.exit(0), 900).unref();
+    await running?.close().catch(() => undefined);
+    await prepared?.close?.().catch(() => undefined);
+    // Children the server's own close did not stop (a git call in flight) go now, and are reaped
+    // before we exit rather than left to init.
+    await terminateAllProcesses(300);
+    process.exit(0);
+  }
+  // Installed before prepare: a signal while the domain starts (children spawned, a connection
+  // opening) still shuts down cleanly instead of killing the process with its children left over.
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
   try {
     const level = values['log-level'] as string | undefined;
     if (level !== undefined) {
@@ -247,19 +266,6 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     process.exit(1);
   }
 
-  let stopping = false;
-  async function shutdown(reason: string): Promise<void> {
-    if (stopping) return;
-    stopping = true;
-    log.info(`shutting down: ${reason}`);
-    // Whatever hangs (a stuck query, a watcher), the process is gone within a second.
-    setTimeout(() => process.exit(0), 900).unref();
-    await running?.close().catch(() => undefined);
-    await prepared?.close?.().catch(() => undefined);
-    process.exit(0);
-  }
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 function usageExit(bin: string, message: string): void {

@@ -48,4 +48,15 @@ export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { ProtocolError } from './protocol-errors.js';
+export {
+  runProcess,
+  spawnManaged,
+  terminateAllProcesses,
+  type RunProcessOptions,
+  type ProcessResult,
+  type ManagedProcess,
+  type ManagedProcessOptions,
+  type ManagedExit,
+  type ChildEnvironmentOptions,
+} from './process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transport.js';
