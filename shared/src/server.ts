@@ -219,6 +219,15 @@ export class SuiteServer {
     return this;
   }
 
+  /**
+   * Runs whenever a client answer changes this session's effective roots (a server whose lists
+   * depend on the roots, such as its repositories, announces its own list_changed from here).
+   */
+  onRootsChanged(handler: (snapshot: RootsSnapshot) => void): this {
+    this.rootsManager?.onChange(handler);
+    return this;
+  }
+
   /** Runs when the session ends, whatever ends it. */
   onClose(handler: () => void | Promise<void>): this {
     this.closeHandlers.push(handler);
