@@ -74,7 +74,7 @@ export async function readLog(repo: GitRepository, query: LogQuery): Promise<{ c
   if (query.path) args.push(literalPathspec(query.path));
   const result = await repo.run(args, query.signal ? { signal: query.signal } : {});
   if (!result.ok) {
-    if (/does not have any commits yet|bad default revision|unknown revision or path not in the working tree/.test(result.stderr)) return { commits: [], more: false };
+    if (/does not have any commits yet|bad default revision|bad revision 'HEAD'|ambiguous argument 'HEAD'/.test(result.stderr)) return { commits: [], more: false };
     throw repo.failure(result, 'git log');
   }
   const commits = parseLog(result.stdout);
