@@ -196,7 +196,9 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
       overrides.set(`filter.${filter[1]}.required`, { key: `filter.${filter[1]}.required`, value: 'false' });
     }
   }
-  return { pairs: [...ALWAYS, ...signing, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs };
+  // A commit carries the identity the user configured, never one guessed from the host name.
+  const identity: ConfigPair = { key: 'user.useConfigOnly', value: 'true' };
+  return { pairs: [...ALWAYS, ...signing, identity, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs };
 }
 
 /** `-c key=value` arguments; keys with `=` (a subsection may hold one) cannot be written so and go through the environment. */
