@@ -53,7 +53,7 @@ export async function completePath(ws: Workspace, ctx: RequestContext, repoName:
   if (!listed.ok) return [];
   const out = new Set<string>();
   for (const file of listed.stdout.split('\0')) {
-    if (!file.startsWith(dir) || !startsWith(file, typed)) continue;
+    if (file === '' || !file.startsWith(dir) || !startsWith(file, typed)) continue;
     const rest = file.slice(dir.length);
     const next = rest.indexOf('/');
     out.add(next === -1 ? file : `${dir}${rest.slice(0, next + 1)}`);
