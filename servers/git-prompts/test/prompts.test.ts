@@ -56,7 +56,7 @@ describe('prompts', () => {
     expect(diff!.content).toMatchObject({ type: 'resource', resource: { uri: 'git://app/diff/staged', mimeType: 'text/x-diff' } });
     const embedded = (diff!.content as { resource: { text: string } }).resource.text;
     expect(embedded).toMatch(/^diff --git a\/src\/export\.ts b\/src\/export\.ts\n/);
-    expect(embedded).toMatch(/# 1 lock or generated file \(left out by pattern\):\n#   package-lock\.json \(added\)/);
+    expect(embedded).toMatch(/# 1 lock or generated file \(left out by pattern\):\n# {3}package-lock\.json \(added\)/);
     expect(embedded).not.toMatch(/README/);
     // The embedded resource is the resource: a client can fetch it again by its URI.
     expect((await session.readResource('git://app/diff/staged')).text).toBe(embedded);

@@ -93,7 +93,7 @@ describe('read tools', () => {
   it('git_show: a commit with its diff, an annotated tag, a file and a directory at a revision', async () => {
     session = await open([repo]);
     const shown = await session.callTool('git_show', { revision: 'HEAD~2' });
-    expect(shown.text).toMatch(/^commit [0-9a-f]{40}\nAuthor: Test User <test@example\.com>\nDate:   2024-05-10T12:00:00\+00:00\n\n    feat: add the feature\n/);
+    expect(shown.text).toMatch(/^commit [0-9a-f]{40}\nAuthor: Test User <test@example\.com>\nDate: {3}2024-05-10T12:00:00\+00:00\n\n {4}feat: add the feature\n/);
     expect(shown.text).toMatch(/\+\+\+ b\/src\/feature\.ts\n@@ -0,0 \+1 @@\n\+export const feature = true;/);
     const root = await session.callTool('git_show', { revision: 'HEAD~3' });
     expect(root.text).toMatch(/new file mode 100644/);
@@ -179,8 +179,8 @@ describe('the diff budget', () => {
     expect(text).toMatch(/\[… \d+ more lines of the diff of huge\.ts left out: it is longer than 4 KiB\]/);
     expect(text).toMatch(/Binary file logo\.png \(modified\): 2 KiB -> 4 KiB/);
     expect(text).toMatch(/# Left out of this diff \(64 files changed; \d+ shown above\):/);
-    expect(text).toMatch(/# \d+ files past the size budget \(20 KiB for the whole diff\):\n#   src\/module\d\d\.ts \(added\)/);
-    expect(text).toMatch(/# 2 lock or generated files \(left out by pattern\):\n#   package-lock\.json \(added\)\n#   web\/dist\/app\.min\.js \(added\)/);
+    expect(text).toMatch(/# \d+ files past the size budget \(20 KiB for the whole diff\):\n# {3}src\/module\d\d\.ts \(added\)/);
+    expect(text).toMatch(/# 2 lock or generated files \(left out by pattern\):\n# {3}package-lock\.json \(added\)\n# {3}web\/dist\/app\.min\.js \(added\)/);
     expect(text).toMatch(/call git_diff_staged again with path set to it/);
     // Naming a left-out file shows it.
     const lock = await session.callTool('git_diff_staged', { path: 'package-lock.json' });
@@ -190,8 +190,8 @@ describe('the diff budget', () => {
   it('lists at most 40 left-out files by name and counts the rest', async () => {
     session = await open([repo], { config: { budget: { perFileBytes: 1024, totalBytes: 2048, exclude: [] } } });
     const text = (await session.callTool('git_diff_staged', {})).text;
-    expect(text.match(/^#   /gm)?.length).toBe(41);
-    expect(text).toMatch(/#   … and \d+ more\n/);
+    expect(text.match(/^# {3}/gm)?.length).toBe(41);
+    expect(text).toMatch(/# {3}… and \d+ more\n/);
   });
 
   it('honours a configured exclusion and an empty one', async () => {
@@ -199,7 +199,7 @@ describe('the diff budget', () => {
     const text = (await session.callTool('git_diff_staged', {})).text;
     expect(text).not.toMatch(/diff --git a\/src\//);
     expect(text).toMatch(/lockfileVersion/);
-    expect(text).toMatch(/# 60 lock or generated files \(left out by pattern\):\n#   src\/module00\.ts \(added\)/);
+    expect(text).toMatch(/# 60 lock or generated files \(left out by pattern\):\n# {3}src\/module00\.ts \(added\)/);
   });
 });
 
