@@ -28,7 +28,7 @@ export type {
   ResourceLinkContent,
 } from './context.js';
 export { ToolError, UpstreamError, ERROR_CODES, type ToolErrorKind } from './errors.js';
-export { errorResult, describeZodError, type ToolAnnotations, toolList, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './tools.js';
+export { errorResult, describeZodError, type ToolAnnotations, toolList, defineTool, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './tools.js';
 export { ToolGate, type ToolsetInfo, type ToolSelection } from './toolsets.js';
 export type {
   ResourceContents,
