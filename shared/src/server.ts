@@ -36,7 +36,7 @@ import type {
   TemplateVariables,
 } from './resources.js';
 import { RootsManager, type RootsSnapshot } from './roots.js';
-import type { ChangeHub, ChangeSource } from './subscriptions.js';
+import type { ChangeHub } from './subscriptions.js';
 import { ToolError, runTool, toJsonSchema, type CallToolResult, type RequestContext, type ToolDefinition } from './tools.js';
 
 export interface SuiteServerOptions {
@@ -360,9 +360,9 @@ export class SuiteServer {
       if (!resource && !found) throw ProtocolError.resourceNotFound(uri);
       const context = ctx(extra);
       await this.guardResourceCall(() =>
-        changes.subscribe(this.sessionKey, uri, async (): Promise<ChangeSource | undefined> => {
-          if (resource) return resource.subscribe?.(context);
-          return found!.template.def.subscribe?.(uri, found!.variables, context);
+        changes.subscribe(this.sessionKey, uri, async (change) => {
+          if (resource) return resource.subscribe?.(context, change);
+          return found!.template.def.subscribe?.(uri, found!.variables, context, change);
         }),
       );
       return {};
