@@ -7,7 +7,6 @@ import {
   TreeWatcher,
   errorCode,
   isWatchLimitError,
-  loadChokidar,
   pathSignature,
   watchFaultFromEnvironment,
   type Follower,
@@ -93,6 +92,13 @@ interface Followed {
   /** A failure the watcher reported while it was still starting. */
   failure?: unknown;
   closed: boolean;
+}
+
+let chokidar: Promise<typeof import('chokidar')> | undefined;
+/** chokidar is loaded on the first listing watch: most sessions never list or subscribe. */
+function loadChokidar(): Promise<typeof import('chokidar')> {
+  chokidar ??= import('chokidar');
+  return chokidar;
 }
 
 function unique(values: string[]): string[] {

@@ -2,20 +2,16 @@ import { createHash } from 'node:crypto';
 import { watch, type FSWatcher as NativeWatcher, type Dirent, type Stats } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { FSWatcher as ChokidarWatcher } from 'chokidar';
 import type { Logger } from './logging.js';
 
 /**
  * The watchers behind the change hub: a path followed through rotation, replacement, removal and
  * re-creation; a directory tree followed at any depth; and a poller for what cannot be watched.
+ *
+ * Both watchers use native directory watches (one inotify watch per directory; a directory watch
+ * also reports writes to the files in it) and always open a watch before they look at what it
+ * guards, so nothing that happens between a look and a watch is missed.
  */
-
-let chokidar: Promise<typeof import('chokidar')> | undefined;
-/** chokidar is loaded on the first tree or listing watch: most sessions never subscribe to anything. */
-export function loadChokidar(): Promise<typeof import('chokidar')> {
-  chokidar ??= import('chokidar');
-  return chokidar;
-}
 
 /** Error codes with which the kernel refuses a new watch once a limit is reached (inotify watches, descriptors). */
 const WATCH_LIMIT_CODES = new Set(['ENOSPC', 'EMFILE', 'ENFILE']);
@@ -84,6 +80,38 @@ async function statOrUndefined(p: string): Promise<Stats | undefined> {
   }
 }
 
+async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(p);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
+type DirectoryListener = (event: string, changed: string | null) => void;
+
+/**
+ * A native watch on a directory, or undefined when the directory vanished in the meantime (the
+ * caller's next look finds out). The fault seam acts here, where the kernel would refuse.
+ */
+function openDirectoryWatch(dir: string, env: WatchEnvironment, listener: DirectoryListener, broken: (watcher: NativeWatcher) => void): NativeWatcher | undefined {
+  try {
+    if (env.fault) throw simulatedWatchError(env.fault, dir);
+    const watcher = watch(dir, { persistent: false }, (event, changed) => listener(event, changed ?? null));
+    watcher.on('error', () => {
+      watcher.close();
+      broken(watcher);
+    });
+    return watcher;
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
 function identityOf(s: Stats): string {
   return `${s.dev}:${s.ino}`;
 }
@@ -114,16 +142,9 @@ class SerialJob {
   }
 }
 
-interface DirectoryWatch {
-  dir: string;
-  identity: string;
-  watcher: NativeWatcher;
-}
-
 /**
- * Follows one path through everything that happens to it on disk, with native watches on
- * directories (one inotify watch each; Node shares the kernel watch between followers of the
- * same directory):
+ * Follows one path through everything that happens to it on disk (Node shares the kernel watch
+ * between followers of the same directory):
  *
  * - the directory holding the path (its "anchor") reports the path's entry being written,
  *   truncated, renamed away, created again or replaced by a rename, so a log file keeps being
@@ -136,8 +157,8 @@ interface DirectoryWatch {
  * between a look and a watch is missed.
  */
 export class PathWatcher implements Follower {
-  private anchor: (DirectoryWatch & { name: string }) | undefined;
-  private inner: DirectoryWatch | undefined;
+  private anchor: { dir: string; identity: string; watcher: NativeWatcher; name: string } | undefined;
+  private inner: { identity: string; watcher: NativeWatcher } | undefined;
   /** Identity of the target (dev:ino), undefined while it does not exist. */
   private identity: string | undefined;
   private readonly planner = new SerialJob(() => this.plan());
@@ -214,7 +235,7 @@ export class PathWatcher implements Follower {
         this.closeInner();
         const watcher = this.open(this.target, () => this.events.changed());
         if (!watcher) return true;
-        this.inner = { dir: this.target, identity: identityOf(targetStat), watcher };
+        this.inner = { identity: identityOf(targetStat), watcher };
         moved = true;
       }
     } else {
@@ -233,24 +254,13 @@ export class PathWatcher implements Follower {
     if (changed === null || (event === 'rename' && (ours || changed === path.basename(anchor.dir)))) this.replan();
   }
 
-  /** A native watch on a directory; undefined when it vanished in the meantime (the next look finds out). */
-  private open(dir: string, listener: (event: string, changed: string | null) => void): NativeWatcher | undefined {
-    try {
-      if (this.env.fault) throw simulatedWatchError(this.env.fault, dir);
-      const watcher = watch(dir, { persistent: false }, (event, changed) => listener(event, changed ?? null));
-      watcher.on('error', () => {
-        // A watch that broke (its directory went away on some platforms) is dropped and looked at again.
-        watcher.close();
-        if (this.anchor?.watcher === watcher) this.anchor = undefined;
-        if (this.inner?.watcher === watcher) this.inner = undefined;
-        this.replan();
-      });
-      return watcher;
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      throw error;
-    }
+  private open(dir: string, listener: DirectoryListener): NativeWatcher | undefined {
+    return openDirectoryWatch(dir, this.env, listener, (watcher) => {
+      // A watch that broke (its directory went away, on some platforms) is dropped and looked at again.
+      if (this.anchor?.watcher === watcher) this.anchor = undefined;
+      if (this.inner?.watcher === watcher) this.inner = undefined;
+      this.replan();
+    });
   }
 
   private closeAnchor(): void {
@@ -264,33 +274,44 @@ export class PathWatcher implements Follower {
   }
 }
 
+interface TreeDirectory {
+  identity: string;
+  watcher: NativeWatcher;
+  /** Watched subdirectories, so that dropping a directory drops everything below it. */
+  subdirs: Set<string>;
+}
+
 /**
- * Follows a directory tree at any depth with its own chokidar watcher. A PathWatcher follows the
- * root itself, so a tree that is removed and created again (or does not exist yet) gets a fresh
- * chokidar watcher once it is there.
+ * Follows a directory tree at any depth: a native watch on every directory of it (symlinks are
+ * entries, never followed), opened before the directory is read, so a directory created and filled
+ * in a burst (`git branch feature/deep/x`) is watched with everything in it. A PathWatcher follows
+ * the root itself, so a tree that does not exist yet, or is removed and created again, is picked up
+ * when it is there.
+ *
+ * (chokidar reads a new directory before it watches it; an entry created in between is never
+ * watched, which a loaded machine turned into lost updates under .git/refs.)
  */
 export class TreeWatcher implements Follower {
   private readonly root: PathWatcher;
-  private current: { watcher: ChokidarWatcher; identity: string; ready: boolean } | undefined;
-  private readonly syncer = new SerialJob(() => this.sync());
+  private readonly directories = new Map<string, TreeDirectory>();
+  /** Paths to look at again (an entry renamed, created or removed), processed shallowest first. */
+  private readonly pending = new Set<string>();
+  private readonly reconciler = new SerialJob(() => this.reconcilePending());
   private started = false;
   private closed = false;
-  private readonly whenClosed: Promise<void>;
-  private signalClosed: () => void = () => undefined;
 
   constructor(
     readonly target: string,
     private readonly events: WatchEvents,
     private readonly env: WatchEnvironment,
   ) {
-    this.whenClosed = new Promise((resolve) => (this.signalClosed = resolve));
     this.root = new PathWatcher(
       target,
       { children: false },
       {
         changed: () => {
           events.changed();
-          this.resync();
+          this.recheck(target);
         },
         failed: (error) => events.failed(error),
       },
@@ -299,63 +320,127 @@ export class TreeWatcher implements Follower {
   }
 
   get following(): boolean {
-    return this.started && !this.closed && this.root.following && (this.current === undefined || this.current.ready);
+    return this.started && !this.closed && this.root.following;
+  }
+
+  /** Directories of the tree watched now (for diagnostics). */
+  get watchedDirectories(): number {
+    return this.directories.size;
   }
 
   async start(): Promise<void> {
     await this.root.start();
-    await this.syncer.run();
+    this.pending.add(this.target);
+    await this.reconciler.run();
     this.started = true;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    this.signalClosed();
     await this.root.close();
-    const current = this.current;
-    this.current = undefined;
-    await current?.watcher.close();
+    for (const directory of this.directories.values()) directory.watcher.close();
+    this.directories.clear();
   }
 
-  private resync(): void {
+  private recheck(p: string): void {
     if (this.closed) return;
-    this.syncer.run().catch((error: unknown) => {
+    this.pending.add(p);
+    this.reconciler.run().catch((error: unknown) => {
       if (!this.closed) this.events.failed(error);
     });
   }
 
-  /** Keeps one chokidar watcher on the directory that is at the root path now, if any. */
-  private async sync(): Promise<void> {
-    const rootStat = await statOrUndefined(this.target);
-    const identity = rootStat?.isDirectory() ? identityOf(rootStat) : undefined;
-    if (this.closed || this.current?.identity === identity) return;
-    const previous = this.current;
-    this.current = undefined;
-    await previous?.watcher.close();
-    if (!identity) return;
-    const { watch: watchTree } = await loadChokidar();
+  private async reconcilePending(): Promise<void> {
+    const paths = [...this.pending].sort((a, b) => a.length - b.length);
+    this.pending.clear();
+    for (const p of paths) {
+      if (this.closed) return;
+      await this.reconcile(p);
+    }
+  }
+
+  /** Makes the watches at and below `p` match what is on disk now. */
+  private async reconcile(p: string): Promise<void> {
+    if (p !== this.target && !p.startsWith(`${this.target}${path.sep}`)) return;
+    // The root may be a symlink the server chose; below it, a symlink is an entry, not a way in.
+    const s = p === this.target ? await statOrUndefined(p) : await lstatOrUndefined(p);
     if (this.closed) return;
-    const watcher = watchTree(this.target, {
-      ignoreInitial: true,
-      persistent: false,
-      // A symlink is an entry of the tree, not a way out of it (into a loop or the whole disk).
-      followSymlinks: false,
-      // Every event counts here: no waiting to merge an unlink with the add that may follow it.
-      atomic: false,
-      // An unreadable subdirectory leaves the rest of the tree watched.
-      ignorePermissionErrors: true,
-    });
-    const current = { watcher, identity, ready: false };
-    this.current = current;
-    watcher.on('all', () => this.events.changed());
-    watcher.on('error', (error) => {
-      if (isWatchLimitError(error)) this.events.failed(error);
-      else this.env.log.private('debug', `tree watcher error: ${String(error)}`);
-    });
-    await Promise.race([new Promise<void>((resolve) => watcher.once('ready', () => resolve())), this.whenClosed]);
-    current.ready = true;
-    // A tree that was created again may hold anything by now.
-    if (this.started && !this.closed) this.events.changed();
+    if (s?.isDirectory()) await this.scan(p, s);
+    else this.drop(p);
+  }
+
+  private async scan(dir: string, s: Stats): Promise<void> {
+    const identity = identityOf(s);
+    let directory = this.directories.get(dir);
+    let fresh = false;
+    if (directory?.identity !== identity) {
+      // Another directory now sits at this path: nothing known below it holds any more.
+      this.drop(dir);
+      let watcher: NativeWatcher | undefined;
+      try {
+        watcher = openDirectoryWatch(
+          dir,
+          this.env,
+          (event, changed) => this.onEvent(dir, event, changed),
+          () => {
+            this.drop(dir);
+            this.recheck(dir);
+          },
+        );
+      } catch (error) {
+        // A subdirectory that refuses a watch (permissions) stays unwatched; a limit fails the tree.
+        if (dir === this.target || isWatchLimitError(error)) throw error;
+        this.env.log.private('debug', `not watching ${dir}: ${String(error)}`);
+        return;
+      }
+      if (!watcher) return;
+      directory = { identity, watcher, subdirs: new Set() };
+      this.directories.set(dir, directory);
+      this.directories.get(path.dirname(dir))?.subdirs.add(dir);
+      fresh = true;
+    }
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') this.drop(dir);
+      else this.env.log.private('debug', `cannot list ${dir}: ${String(error)}`);
+      return;
+    }
+    const present = new Set<string>();
+    for (const entry of entries) {
+      if (this.closed) return;
+      if (!entry.isDirectory()) continue;
+      const sub = path.join(dir, entry.name);
+      present.add(sub);
+      const subStat = await lstatOrUndefined(sub);
+      if (subStat?.isDirectory()) await this.scan(sub, subStat);
+    }
+    for (const sub of [...directory.subdirs]) if (!present.has(sub)) this.drop(sub);
+    // What was written into a new directory before its watch existed is news too.
+    if (fresh && this.started && !this.closed && entries.length > 0) this.events.changed();
+  }
+
+  private onEvent(dir: string, event: string, changed: string | null): void {
+    this.events.changed();
+    if (changed === null) {
+      this.recheck(dir);
+      return;
+    }
+    if (event !== 'rename') return;
+    this.recheck(path.join(dir, changed));
+    // Linux reports a watched directory moving or vanishing under its own name.
+    if (changed === path.basename(dir)) this.recheck(dir);
+  }
+
+  private drop(p: string): void {
+    const directory = this.directories.get(p);
+    if (!directory) return;
+    this.directories.delete(p);
+    directory.watcher.close();
+    for (const sub of directory.subdirs) this.drop(sub);
+    this.directories.get(path.dirname(p))?.subdirs.delete(p);
   }
 }
 
