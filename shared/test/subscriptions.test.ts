@@ -667,6 +667,47 @@ describe('change sources', { timeout: 60_000 }, () => {
       }
     });
 
+    it("falls back on the kernel's own ENOSPC, at the start and mid-life (a user namespace with a 6-watch limit)", async () => {
+      // The limit is lowered in a user namespace of a child process: a real ENOSPC from inotify,
+      // and the machine's own limit (shared with every other process) untouched.
+      const { build } = await import('esbuild');
+      const bundle = path.join(dir, 'watch-limit-child.mjs');
+      await build({
+        entryPoints: [fileURLToPath(new URL('./fixtures/watch-limit-child.ts', import.meta.url))],
+        outfile: bundle,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        external: ['chokidar'],
+        logLevel: 'warning',
+      });
+      const work = path.join(dir, 'work');
+      await mkdir(work);
+      const env = { ...process.env };
+      delete env.SUITE_WATCH_FAULT;
+      const script = 'echo 6 > /proc/sys/user/max_inotify_watches && exec "$0" "$@"';
+      const { stdout } = await runFile('unshare', ['--user', '--map-root-user', 'sh', '-c', script, process.execPath, bundle, work], { env, timeout: 90_000 }).catch(
+        (error: unknown) => {
+          throw new Error(`This test needs util-linux unshare and user namespaces (it lowers the inotify limit in one): ${String(error)}`);
+        },
+      );
+      const report = JSON.parse(stdout) as Record<string, unknown> & { warnings: string[] };
+      expect(report).toMatchObject({
+        bigPolledFromStart: true,
+        smallWatchedAtFirst: true,
+        logWatchedAtFirst: true,
+        smallPolledLater: true,
+        bigUpdates: true,
+        smallUpdates: true,
+        logUpdates: true,
+        logStillWatched: true,
+      });
+      expect(report.warnings).toHaveLength(1);
+      expect(report.warnings[0]).toMatch(/system limit for file watches was reached \(ENOSPC\)/);
+      expect(report.warnings[0]).not.toContain(work);
+    });
+
     it('falls back to polling on EMFILE (fault seam: SUITE_WATCH_FAULT)', async () => {
       Logger.setStderrLevel('error');
       const { log, lines } = capturingLogger();
