@@ -370,6 +370,8 @@ export class TreeWatcher implements Follower {
   }
 
   private async scan(dir: string, s: Stats): Promise<void> {
+    // Scans resume after awaits: a closed watcher must not open another watch.
+    if (this.closed) return;
     const identity = identityOf(s);
     let directory = this.directories.get(dir);
     let fresh = false;
@@ -413,9 +415,10 @@ export class TreeWatcher implements Follower {
       if (this.closed) return;
       if (!entry.isDirectory()) continue;
       const sub = path.join(dir, entry.name);
-      present.add(sub);
       const subStat = await lstatOrUndefined(sub);
-      if (subStat?.isDirectory()) await this.scan(sub, subStat);
+      if (!subStat?.isDirectory()) continue;
+      present.add(sub);
+      await this.scan(sub, subStat);
     }
     for (const sub of [...directory.subdirs]) if (!present.has(sub)) this.drop(sub);
     // What was written into a new directory before its watch existed is news too.
