@@ -32,7 +32,10 @@ export interface ChangeContext {
 
 /** What a server attaches to a subscribed URI; every part is optional and they combine. */
 export interface ChangeSource {
-  /** Files (or directories: their direct children) to watch. `path` stays as a one-element shorthand. */
+  /**
+   * Files (or directories: their direct children) to watch. `path` stays as a one-element shorthand.
+   * Give real paths: a symlink is followed as an entry of its own directory, not to its target.
+   */
   path?: string;
   paths?: string[];
   /** Directories watched recursively: a change anywhere below (any depth) publishes. */
