@@ -232,7 +232,8 @@ async function expectUpdate(s: TestSession, uri: string, what: string, act: () =
 /** Captures what a hub logs (protocol side) while keeping stderr for real failures. */
 function capturingLogger(): { log: Logger; lines: { level: LogLevel; text: string }[] } {
   const lines: { level: LogLevel; text: string }[] = [];
-  const log = new Logger('changes', (level, _logger, data) => lines.push({ level, text: typeof data === 'string' ? data : JSON.stringify(data) }));
+  const log = new Logger('changes');
+  log.attach((level, _logger, data) => lines.push({ level, text: typeof data === 'string' ? data : JSON.stringify(data) }));
   return { log, lines };
 }
 
