@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { ToolError } from './tools.js';
+import { ToolError } from './errors.js';
 
 /** Separator-aware containment: `/a/bc` is not inside `/a/b`. */
 export function isInside(child: string, parent: string): boolean {

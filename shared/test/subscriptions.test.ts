@@ -192,7 +192,7 @@ describe('resource subscriptions', () => {
 
   it('refuses to watch a path outside the roots', async () => {
     const s = await open();
-    await expect(s.client.subscribeResource({ uri: 'file:///etc/hostname' })).rejects.toMatchObject({ code: -32602 });
+    await expect(s.client.subscribeResource({ uri: 'file:///etc/hostname' })).rejects.toMatchObject({ code: -32003, message: expect.stringMatching(/^MCP error -32003: Access denied/) });
     expect(hub.watchedPaths).toEqual([]);
   });
 });

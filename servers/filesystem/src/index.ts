@@ -8,12 +8,11 @@ await runServer({
   version: VERSION,
   description: 'read, search and edit files inside the directories you allow',
   usage: '[--read-only] [DIR...]',
-  flags: {
-    'read-only': { type: 'boolean', description: 'Do not register any tool that writes.' },
-  },
+  writes: 'writes',
+  flags: {},
   positionals: { name: 'DIR', min: 0 },
   examples: ['mcp-server-filesystem ~/code ~/notes', 'mcp-server-filesystem --read-only ~/code', 'mcp-server-filesystem --http --port 3001 ~/code'],
-  async prepare({ flags, positionals }) {
+  async prepare({ positionals, selection }) {
     let directories: string[];
     try {
       directories = await resolveCliDirectories(positionals);
@@ -21,7 +20,7 @@ await runServer({
       throw new UsageError((error as Error).message);
     }
     const changes = new ChangeHub();
-    const config = { directories, aliases: positionals, readOnly: flags['read-only'] === true, changes, limits: DEFAULT_LIMITS };
-    return { createSession: () => buildServer(config), close: () => changes.close() };
+    const config = { directories, aliases: positionals, readOnly: selection.readOnly === true, changes, limits: DEFAULT_LIMITS };
+    return { createSession: (session) => buildServer(config, session), close: () => changes.close() };
   },
 });

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer } from '@suite/shared';
+import { SuiteServer, type SessionInfo } from '@suite/shared';
 import type { PostgresConfig } from './config.js';
 import { registerQueryTool } from './tools/query.js';
 import { registerExecuteTool } from './tools/execute.js';
@@ -28,13 +28,20 @@ Results are capped at ${limits.maxRows} rows: aggregate or add LIMIT instead of 
 }
 
 /** Builds the server for one session. */
-export function buildServer(config: PostgresConfig): SuiteServer {
-  const server = new SuiteServer({ name: pkg.name, version: pkg.version, instructions: instructions(config), changes: config.changes });
+export function buildServer(config: PostgresConfig, session?: SessionInfo): SuiteServer {
+  const server = new SuiteServer({
+    name: pkg.name,
+    version: pkg.version,
+    instructions: instructions(config),
+    changes: config.changes,
+    selection: { readOnly: !config.allowWrite },
+    ...(session ? { session } : {}),
+  });
   registerQueryTool(server, config);
   registerSchemaTools(server, config);
   registerExplainTool(server, config);
   registerHealthTools(server, config);
-  if (config.allowWrite) registerExecuteTool(server, config);
+  registerExecuteTool(server, config);
   registerTableResources(server, config);
   registerChannelResources(server, config);
   return server;
