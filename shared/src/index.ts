@@ -31,3 +31,4 @@ export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.j
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { ProtocolError } from './protocol-errors.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory } from './transport.js';
+export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './stdio.js';
