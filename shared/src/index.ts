@@ -25,6 +25,9 @@ export type {
 } from './resources.js';
 export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './roots.js';
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './paths.js';
+export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './file-version.js';
+export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './write-locks.js';
+export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './temp-files.js';
 export { ChangeHub, type ChangeSource, type ChangeSink, type ChangeHubOptions } from './subscriptions.js';
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, registerSecret, redactSecrets, type LogLevel } from './logging.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
