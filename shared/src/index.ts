@@ -31,6 +31,7 @@ export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOp
 export { ChangeHub, type ChangeSource, type ChangeSink, type ChangeHubOptions } from './subscriptions.js';
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, registerSecret, redactSecrets, type LogLevel } from './logging.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
+export { TimeBudget } from './time-budget.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { ProtocolError } from './protocol-errors.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory } from './transport.js';
