@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ChangeHub, resolveCliDirectories, runServer, UsageError } from '@suite/shared';
+import { ChangeHub, integerFlag, resolveCliDirectories, runServer, UsageError } from '@suite/shared';
 import { DEFAULT_LIMITS, VERSION, buildServer } from './server.js';
 
 await runServer({
@@ -7,9 +7,14 @@ await runServer({
   packageName: '@suite/server-filesystem',
   version: VERSION,
   description: 'read, search and edit files inside the directories you allow',
-  usage: '[--read-only] [DIR...]',
+  usage: '[--read-only] [--read-timeout SECONDS] [DIR...]',
   flags: {
     'read-only': { type: 'boolean', description: 'Do not register any tool that writes.' },
+    'read-timeout': {
+      type: 'string',
+      valueName: 'SECONDS',
+      description: `Stop a read or search call that runs longer than this, with an error (default ${DEFAULT_LIMITS.readTimeoutMs / 1000}).`,
+    },
   },
   positionals: { name: 'DIR', min: 0 },
   examples: ['mcp-server-filesystem ~/code ~/notes', 'mcp-server-filesystem --read-only ~/code', 'mcp-server-filesystem --http --port 3001 ~/code'],
@@ -20,8 +25,10 @@ await runServer({
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
+    const readTimeoutSeconds = integerFlag(flags['read-timeout'], 'read-timeout', DEFAULT_LIMITS.readTimeoutMs / 1000, { min: 1, max: 3600 });
     const changes = new ChangeHub();
-    const config = { directories, aliases: positionals, readOnly: flags['read-only'] === true, changes, limits: DEFAULT_LIMITS };
+    const limits = { ...DEFAULT_LIMITS, readTimeoutMs: readTimeoutSeconds * 1000 };
+    const config = { directories, aliases: positionals, readOnly: flags['read-only'] === true, changes, limits };
     return { createSession: () => buildServer(config), close: () => changes.close() };
   },
 });
