@@ -13,7 +13,7 @@ import { constants, type promises as fs } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { CancelledError } from './progress.js';
-import { lockName, lockOwnerText, lockStale } from './temp-files.js';
+import { lockName, lockOwnerText, lockStale, trackTempEntry } from './temp-files.js';
 import { ToolError } from './tools.js';
 
 /** How long a writer waits for a file another writer holds before giving up with a conflict. */
@@ -89,6 +89,8 @@ async function takeLockFile(file: string, deadline: number, options: WriteLockOp
   for (let delay = 1; ; delay = Math.min(delay * 2, 25)) {
     try {
       const handle = await options.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      // An exit while holding it (SIGTERM, stdin closed) removes it too.
+      const untrack = trackTempEntry(lock);
       try {
         await handle.writeFile(lockOwnerText());
         const { ino } = await handle.stat();
@@ -96,7 +98,12 @@ async function takeLockFile(file: string, deadline: number, options: WriteLockOp
           // Only our own lock: one broken as stale and retaken by another writer is theirs.
           const now = await lstat(lock).catch(() => undefined);
           if (now?.ino === ino) await unlink(lock).catch(() => undefined);
+          untrack();
         };
+      } catch (error) {
+        await unlink(lock).catch(() => undefined);
+        untrack();
+        throw error;
       } finally {
         await handle.close();
       }
