@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ChangeHub, integerFlag, resolveCliDirectories, runServer, UsageError } from '@suite/shared';
+import { ChangeHub, integerFlag, resolveCliDirectories, runServer, sweepTempFiles, UsageError } from '@suite/shared';
 import { DEFAULT_LIMITS, VERSION, buildServer } from './server.js';
 
 await runServer({
@@ -18,7 +18,7 @@ await runServer({
   },
   positionals: { name: 'DIR', min: 0 },
   examples: ['mcp-server-filesystem ~/code ~/notes', 'mcp-server-filesystem --read-only ~/code', 'mcp-server-filesystem --http --port 3001 ~/code'],
-  async prepare({ flags, positionals }) {
+  async prepare({ flags, positionals }, log) {
     let directories: string[];
     try {
       directories = await resolveCliDirectories(positionals);
@@ -29,6 +29,9 @@ await runServer({
     const changes = new ChangeHub();
     const limits = { ...DEFAULT_LIMITS, readTimeoutMs: readTimeoutSeconds * 1000 };
     const config = { directories, aliases: positionals, readOnly: flags['read-only'] === true, changes, limits };
+    // In the background: a crash (kill -9, power loss) can leave temporary files of a write behind; they are
+    // hidden from every listing, and removed here once their owner is gone. Start-up does not wait for it.
+    void sweepTempFiles(directories, { log }).catch((error: unknown) => log.private('warning', `temporary-file sweep failed: ${String(error)}`));
     return { createSession: () => buildServer(config), close: () => changes.close() };
   },
 });

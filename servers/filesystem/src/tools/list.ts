@@ -1,7 +1,7 @@
 import { promises as fs, lstat, type Dirent, type Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { TimeBudget, ToolError, isInside, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import { TimeBudget, ToolError, isInside, isSuiteTempName, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { treeExcludeMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
@@ -51,7 +51,7 @@ async function resolveDirectory(guard: PathGuard, userPath: string): Promise<str
 }
 
 async function readDirectory(userPath: string, real: string): Promise<Dirent[]> {
-  const dirents = await withPathErrors(userPath, () => fs.readdir(real, { withFileTypes: true }));
+  const dirents = (await withPathErrors(userPath, () => fs.readdir(real, { withFileTypes: true }))).filter((d) => !isSuiteTempName(d.name));
   return dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 

@@ -2,7 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { chmod, link, lstat, mkdir, readdir, readlink, realpath, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError, isInside, tempName, throwIfCancelled, trackTempEntry, type PathGuard, type RequestContext, type SuiteServer } from '@suite/shared';
+import { ToolError, isInside, isSuiteTempName, tempName, throwIfCancelled, trackTempEntry, type PathGuard, type RequestContext, type SuiteServer } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { accessDenied, entryKind, resolveEntry, type ResolvedEntry } from '../entry-path.js';
 import { withFsErrors } from '../fs-errors.js';
@@ -372,6 +372,8 @@ async function copyDirectory(
       const { from, into, relative } = pending.pop()!;
       for (const dirent of await readdir(from, { withFileTypes: true })) {
         throwIfCancelled(ctx.signal);
+        // A write in progress in the source (or a crash's leftover) is not part of what is copied.
+        if (isSuiteTempName(dirent.name)) continue;
         if (++entries > MAX_COPY_ENTRIES) {
           throw ToolError.invalidArgument(`Cannot copy ${source}: it has more than ${MAX_COPY_ENTRIES} entries. Copy its subdirectories separately.`);
         }
