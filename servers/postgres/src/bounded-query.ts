@@ -1,23 +1,26 @@
 /**
- * Running one user statement with bounded output, in as few round trips as the protocol allows.
+ * Running one user statement with bounded output, through pg's public query API and the cursor
+ * support its authors maintain for exactly this (pg-cursor), so that a pg release cannot silently
+ * change how rows are limited.
  *
- * - Always the extended protocol (Parse/Bind/Execute): PostgreSQL refuses more than one statement
- *   in a Parse, which is the first layer of the read-only guarantee.
- * - Our own preamble (BEGIN READ ONLY and a snapshot-taking no-op) rides in the same write, ahead
- *   of the user's Parse, so a small read-only query costs one round trip before the answer.
- * - Rows come through the unnamed portal in chunks (Execute with a row count, then Sync). Inside a
- *   transaction block the portal survives the Sync, so more chunks are fetched only while the row
- *   and byte caps allow; rows past the cap are never sent, and the portal dies with the transaction.
+ * - Our preamble (BEGIN READ ONLY and a snapshot-taking no-op) goes first, as one simple query of
+ *   our own text.
+ * - The user's statement always goes over the extended protocol (pg-cursor sends Parse/Bind/
+ *   Describe/Execute): PostgreSQL refuses more than one statement in a Parse, which is the first
+ *   layer of the read-only guarantee.
+ * - Rows are read from the cursor's portal in chunks (Execute with a row count), and only while
+ *   the row and byte caps allow; at a cap the portal is closed, so rows past it are never sent.
  */
-import pg from 'pg';
+import Cursor from 'pg-cursor';
+import type pg from 'pg';
 import { parserFor, type JsonValue } from './values.js';
 
 export interface BoundedResult {
   fields: { name: string; dataTypeID: number }[];
   rows: JsonValue[][];
-  /** The command tag (SELECT, SHOW, ...); undefined when the portal was left suspended at the cap. */
+  /** The command tag (SELECT, SHOW, ...); undefined when the portal was closed at a cap. */
   command: string | undefined;
-  /** Rows affected or returned, as PostgreSQL reported them (null when suspended). */
+  /** Rows affected or returned, as PostgreSQL reported them (null when closed at a cap). */
   rowCount: number | null;
   truncated: boolean;
   truncatedBy: 'rows' | 'bytes' | undefined;
@@ -27,39 +30,18 @@ export interface BoundedResult {
 
 const MAX_NOTICES = 20;
 
-interface WireConnection {
-  parse(config: { text: string; name?: string; types?: number[] }): void;
-  bind(config: { portal?: string; statement?: string; values?: unknown[] }): void;
-  execute(config: { portal?: string; rows?: number }): void;
-  sync(): void;
-  sendCopyFail(message: string): void;
-  stream: { cork?: () => void; uncork?: () => void };
-}
+/** A row as the cursor hands it over: every value as PostgreSQL's text, converted by our own parsers. */
+type RawRow = (string | null)[];
 
-interface RowDescription {
-  fields: { name: string; dataTypeID: number }[];
-}
-interface DataRow {
-  fields: (string | null)[];
-}
-interface CommandComplete {
-  text?: string;
-}
+/** Rows as arrays of PostgreSQL's text: no conversion by pg (ours, per type, happens in RowCollector). */
+const CURSOR_CONFIG = { rowMode: 'array', types: { getTypeParser: () => (value: string) => value } } as const;
 
-/** "INSERT 0 5" -> INSERT, 5; "SELECT 3" -> SELECT, 3; "BEGIN" -> BEGIN, null. */
-function parseTag(message: CommandComplete): { command: string | undefined; rowCount: number | null } {
-  const match = /^([A-Za-z]+(?: [A-Za-z]+)*?)(?: (\d+))?(?: (\d+))?$/.exec(message.text ?? '');
+/** "INSERT 0 5" -> INSERT, 5; "SELECT 3" -> SELECT, 3; "CREATE TABLE" -> CREATE TABLE, null. */
+function parseTag(text: string): { command: string | undefined; rowCount: number | null } {
+  const match = /^([A-Za-z]+(?: [A-Za-z]+)*?)(?: (\d+))?(?: (\d+))?$/.exec(text);
   if (!match) return { command: undefined, rowCount: null };
   const count = match[3] ?? match[2];
   return { command: match[1], rowCount: count === undefined ? null : Number(count) };
-}
-
-/** The parts of pg's Query we hook; they are internal to pg, hence declared here. */
-interface QueryInternals {
-  handleRowDescription(message: RowDescription): void;
-  handleCommandComplete(message: CommandComplete, connection: WireConnection): void;
-  handleError(error: Error, connection: WireConnection): void;
-  prepare(connection: WireConnection): void;
 }
 
 /** Runs the caller's onPortalDone at most once. */
@@ -74,8 +56,6 @@ class PortalDone {
     callback?.();
   }
 }
-
-const base = pg.Query.prototype as unknown as QueryInternals;
 
 /** Rows asked for in the first Execute: most answers fit, and a wide-row surprise stays small. */
 const FIRST_CHUNK_ROWS = 100;
@@ -92,7 +72,7 @@ class RowCollector {
     readonly maxBytes: number,
   ) {}
 
-  describe(fields: RowDescription['fields']): void {
+  describe(fields: readonly { dataTypeID: number }[]): void {
     this.parsers = fields.map((f) => parserFor(f.dataTypeID));
   }
 
@@ -123,131 +103,41 @@ class RowCollector {
   }
 }
 
-/** Parse/Bind/Describe/Execute(n)/Sync for the user's statement, preceded by our preamble. */
-class OpeningQuery extends pg.Query {
-  fields: RowDescription['fields'] = [];
-  suspended = false;
-  command: string | undefined;
-  rowCount: number | null = null;
-  private preambleLeft: number;
+/**
+ * pg-cursor as it is, plus what pg's client may ask of any query and pg-cursor does not answer:
+ * COPY ... FROM STDIN is refused (CopyFail) and COPY ... TO STDOUT data is dropped, instead of a
+ * missing handler throwing inside pg's message loop. The full command tag is kept too (pg's result
+ * keeps only its first word, "CREATE" for "CREATE TABLE"), and the caller hears the moment the
+ * statement completed, so its ROLLBACK can be queued before the answer is read.
+ */
+class BoundedCursor extends Cursor<RawRow> {
+  tag: string | undefined;
 
   constructor(
     text: string,
     values: unknown[],
-    private readonly collector: RowCollector,
-    private readonly preamble: readonly string[],
-    private readonly portalDone: PortalDone,
+    private readonly completed: () => void,
   ) {
-    super({ text, values, rows: collector.nextChunk(), queryMode: 'extended' } as pg.QueryConfig);
-    this.preambleLeft = preamble.length;
+    super(text, values, CURSOR_CONFIG);
   }
 
-  prepare(connection: WireConnection): void {
-    for (const text of this.preamble) {
-      connection.parse({ text, name: '', types: [] });
-      connection.bind({ portal: '', statement: '', values: [] });
-      connection.execute({ portal: '', rows: 0 });
-    }
-    base.prepare.call(this, connection);
+  handleCommandComplete(message: { text?: string }): void {
+    this.tag = message.text;
+    (Cursor.prototype as unknown as { handleCommandComplete(m: unknown): void }).handleCommandComplete.call(this, message);
+    this.completed();
   }
 
-  /** pg calls this from prepare() to send Execute; we add the Sync right away (one round trip). */
-  _getRows(connection: WireConnection, rows: number): void {
-    connection.execute({ portal: '', rows });
-    connection.sync();
-    // pg would Sync again after CommandComplete when rows is set; it must not.
-    (this as unknown as { rows: number | undefined }).rows = undefined;
-  }
-
-  handleRowDescription(message: RowDescription): void {
-    this.fields = message.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
-    this.collector.describe(message.fields);
-    base.handleRowDescription.call(this, message);
-  }
-
-  handleDataRow(message: DataRow): void {
-    this.collector.add(message.fields);
-  }
-
-  handleCommandComplete(message: CommandComplete, connection: WireConnection): void {
-    if (this.preambleLeft > 0) {
-      this.preambleLeft -= 1;
-      return;
-    }
-    ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
-    this.portalDone.fire();
-    base.handleCommandComplete.call(this, message, connection);
-  }
-
-  handlePortalSuspended(): void {
-    this.suspended = true;
-    if (this.collector.stopReason) this.portalDone.fire();
-  }
-
-  handleEmptyQuery(): void {
-    // Already synced.
-    this.portalDone.fire();
-  }
-
-  handleError(error: Error, connection: WireConnection): void {
-    this.portalDone.fire();
-    base.handleError.call(this, error, connection);
-  }
-}
-
-/** Execute(n)/Sync on the still-open unnamed portal: the next chunk of rows. */
-class PortalFetch implements pg.Submittable {
-  suspended = false;
-  command: string | undefined;
-  rowCount: number | null = null;
-  private settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
-  readonly done: Promise<void>;
-
-  constructor(
-    private readonly collector: RowCollector,
-    private readonly rows: number,
-    private readonly portalDone: PortalDone,
-  ) {
-    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
-  }
-
-  submit(connection: unknown): void {
-    const wire = connection as WireConnection;
-    wire.stream.cork?.();
-    try {
-      wire.execute({ portal: '', rows: this.rows });
-      wire.sync();
-    } finally {
-      wire.stream.uncork?.();
-    }
-  }
-
-  handleRowDescription(): void {}
-  handleDataRow(message: DataRow): void {
-    this.collector.add(message.fields);
-  }
-  handlePortalSuspended(): void {
-    this.suspended = true;
-    if (this.collector.stopReason) this.portalDone.fire();
-  }
-  handleCommandComplete(message: CommandComplete): void {
-    ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
-    this.portalDone.fire();
-  }
-  handleEmptyQuery(): void {
-    this.portalDone.fire();
-  }
-  handleCopyInResponse(connection: WireConnection): void {
+  handleCopyInResponse(connection: { sendCopyFail(message: string): void }): void {
     connection.sendCopyFail('COPY FROM STDIN is not supported');
   }
+
   handleCopyData(): void {}
-  handleError(error: Error): void {
-    this.portalDone.fire();
-    this.settle?.reject(error);
-  }
-  handleReadyForQuery(): void {
-    this.settle?.resolve();
-  }
+}
+
+function readChunk(cursor: BoundedCursor, rows: number): Promise<{ rows: RawRow[]; result: pg.QueryResult }> {
+  return new Promise((resolve, reject) => {
+    cursor.read(rows, (error, got, result) => (error ? reject(error) : resolve({ rows: got, result })));
+  });
 }
 
 export interface BoundedRunOptions {
@@ -267,39 +157,50 @@ export interface BoundedRunOptions {
 export async function runBounded(client: pg.ClientBase, text: string, values: unknown[], options: BoundedRunOptions): Promise<BoundedResult> {
   const collector = new RowCollector(options.maxRows, options.maxBytes);
   const portalDone = new PortalDone(options.onPortalDone);
-  const opening = new OpeningQuery(text, values, collector, options.preamble ?? [], portalDone);
   const notices: string[] = [];
   const onNotice = (notice: { severity?: string; message?: string; hint?: string }): void => {
     if (notices.length < MAX_NOTICES) notices.push(`${notice.severity ?? 'NOTICE'}: ${notice.message ?? ''}${notice.hint ? ` (HINT: ${notice.hint})` : ''}`);
   };
   client.on('notice', onNotice);
-  let suspended: boolean;
-  let command: string | undefined;
-  let rowCount: number | null;
+  let fields: BoundedResult['fields'] = [];
+  let complete = false;
+  const cursor = new BoundedCursor(text, values, () => {
+    complete = true;
+    // Complete: the transaction may end now (pg sends a queued ROLLBACK the moment the cursor is done).
+    portalDone.fire();
+  });
   try {
-    await new Promise<void>((resolve, reject) => {
-      opening.on('error', reject);
-      opening.on('end', () => resolve());
-      client.query(opening);
-    });
-    ({ suspended, command, rowCount } = opening);
-    while (suspended && !collector.stopReason) {
-      const fetch = new PortalFetch(collector, collector.nextChunk(), portalDone);
-      client.query(fetch);
-      await fetch.done;
-      ({ suspended, command, rowCount } = fetch);
+    if (options.preamble && options.preamble.length > 0) await client.query(options.preamble.join('; '));
+    client.query(cursor);
+    let drained = false;
+    while (!complete && !drained && !collector.stopReason) {
+      const asked = collector.nextChunk();
+      const chunk = await readChunk(cursor, asked);
+      if (fields.length === 0 && chunk.result.fields.length > 0) {
+        fields = chunk.result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
+        collector.describe(fields);
+      }
+      for (const row of chunk.rows) collector.add(row);
+      // Fewer rows than asked for: the portal ran dry (an empty query, or done; pg-cursor has closed it).
+      drained = chunk.rows.length < asked;
+    }
+    if (!complete && !drained) {
+      // At a cap: close the portal (the rows past the cap are never sent), then the transaction may end.
+      const closed = cursor.close();
+      portalDone.fire();
+      await closed;
     }
   } finally {
     client.off('notice', onNotice);
-    // Whatever ended the wait (a rejected submit, say), the caller may close the transaction now.
+    // Whatever ended the wait (an error, say), the caller may close the transaction now.
     portalDone.fire();
   }
-  if (suspended) collector.stopReason ??= 'rows';
+  const tag = complete && cursor.tag !== undefined ? parseTag(cursor.tag) : { command: undefined, rowCount: null };
   return {
-    fields: opening.fields,
+    fields,
     rows: collector.rows,
-    command: suspended ? undefined : command,
-    rowCount: suspended ? null : rowCount,
+    command: tag.command,
+    rowCount: tag.rowCount,
     truncated: collector.stopReason !== undefined,
     truncatedBy: collector.stopReason,
     notices,
