@@ -103,28 +103,37 @@ class RowCollector {
   }
 }
 
+/** What the statement tells as it runs, straight from pg's message handling. */
+interface CursorListener {
+  fields(fields: { name: string; dataTypeID: number }[]): void;
+  /** CommandComplete: every row has arrived (pg-cursor now closes the portal and syncs). */
+  complete(tag: string | undefined): void;
+}
+
 /**
  * pg-cursor as it is, plus what pg's client may ask of any query and pg-cursor does not answer:
  * COPY ... FROM STDIN is refused (CopyFail) and COPY ... TO STDOUT data is dropped, instead of a
- * missing handler throwing inside pg's message loop. The full command tag is kept too (pg's result
- * keeps only its first word, "CREATE" for "CREATE TABLE"), and the caller hears the moment the
- * statement completed, so its ROLLBACK can be queued before the answer is read.
+ * missing handler throwing inside pg's message loop. It also reports the columns and the full
+ * command tag (pg's result keeps only its first word, "CREATE" for "CREATE TABLE") as they arrive,
+ * each after pg-cursor's own handler ran.
  */
 class BoundedCursor extends Cursor<RawRow> {
-  tag: string | undefined;
-
   constructor(
     text: string,
     values: unknown[],
-    private readonly completed: () => void,
+    private readonly listener: CursorListener,
   ) {
     super(text, values, CURSOR_CONFIG);
   }
 
+  handleRowDescription(message: { fields: { name: string; dataTypeID: number }[] }): void {
+    cursorHandler('handleRowDescription').call(this, message);
+    this.listener.fields(message.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })));
+  }
+
   handleCommandComplete(message: { text?: string }): void {
-    this.tag = message.text;
-    (Cursor.prototype as unknown as { handleCommandComplete(m: unknown): void }).handleCommandComplete.call(this, message);
-    this.completed();
+    cursorHandler('handleCommandComplete').call(this, message);
+    this.listener.complete(message.text);
   }
 
   handleCopyInResponse(connection: { sendCopyFail(message: string): void }): void {
@@ -134,21 +143,20 @@ class BoundedCursor extends Cursor<RawRow> {
   handleCopyData(): void {}
 }
 
-function readChunk(cursor: BoundedCursor, rows: number): Promise<{ rows: RawRow[]; result: pg.QueryResult }> {
-  return new Promise((resolve, reject) => {
-    cursor.read(rows, (error, got, result) => (error ? reject(error) : resolve({ rows: got, result })));
-  });
+/** pg-cursor's own handler of a message (the handlers pg's client calls on any query it runs). */
+function cursorHandler(name: 'handleRowDescription' | 'handleCommandComplete'): (this: BoundedCursor, message: unknown) => void {
+  return (Cursor.prototype as unknown as Record<typeof name, (this: BoundedCursor, message: unknown) => void>)[name];
 }
 
 export interface BoundedRunOptions {
   maxRows: number;
   maxBytes: number;
-  /** Our own statements to run first in the same round trip (e.g. BEGIN READ ONLY). */
+  /** Our own statements to run first, as one simple query (e.g. BEGIN READ ONLY and the snapshot no-op). */
   preamble?: readonly string[];
   /**
-   * Called once, synchronously from pg's message handling, as soon as the portal will not be read
-   * again (complete, failed, or cut at a cap). A caller can queue its ROLLBACK right there: pg sends
-   * it the moment ReadyForQuery arrives, usually from the same network read.
+   * Called once, as soon as the portal will not be read again (complete: synchronously from pg's
+   * message handling; failed; or closed at a cap). A caller can queue its ROLLBACK right there: pg
+   * sends it the moment the cursor's ReadyForQuery arrives.
    */
   onPortalDone?: () => void;
 }
@@ -163,11 +171,27 @@ export async function runBounded(client: pg.ClientBase, text: string, values: un
   };
   client.on('notice', onNotice);
   let fields: BoundedResult['fields'] = [];
+  let tag: string | undefined;
   let complete = false;
-  const cursor = new BoundedCursor(text, values, () => {
-    complete = true;
-    // Complete: the transaction may end now (pg sends a queued ROLLBACK the moment the cursor is done).
-    portalDone.fire();
+  let onComplete: (() => void) | undefined;
+  let received = 0;
+  const cursor = new BoundedCursor(text, values, {
+    fields: (described) => {
+      fields = described;
+      collector.describe(described);
+    },
+    complete: (commandTag) => {
+      tag = commandTag;
+      complete = true;
+      // The transaction may end now (pg sends the queued ROLLBACK the moment the cursor is done), and the
+      // answer need not wait for pg-cursor's Close/Sync round trip: every row is here.
+      portalDone.fire();
+      onComplete?.();
+    },
+  });
+  cursor.on('row', (row: RawRow) => {
+    received++;
+    collector.add(row);
   });
   try {
     if (options.preamble && options.preamble.length > 0) await client.query(options.preamble.join('; '));
@@ -175,32 +199,30 @@ export async function runBounded(client: pg.ClientBase, text: string, values: un
     let drained = false;
     while (!complete && !drained && !collector.stopReason) {
       const asked = collector.nextChunk();
-      const chunk = await readChunk(cursor, asked);
-      if (fields.length === 0 && chunk.result.fields.length > 0) {
-        fields = chunk.result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
-        collector.describe(fields);
-      }
-      for (const row of chunk.rows) collector.add(row);
-      // Fewer rows than asked for: the portal ran dry (an empty query, or done; pg-cursor has closed it).
-      drained = chunk.rows.length < asked;
+      received = 0;
+      await new Promise<void>((resolve, reject) => {
+        onComplete = resolve;
+        cursor.read(asked, (error) => (error ? reject(error) : resolve()));
+      });
+      // Fewer rows than asked for, and no CommandComplete: an empty query (pg-cursor has synced).
+      drained = !complete && received < asked;
     }
     if (!complete && !drained) {
-      // At a cap: close the portal (the rows past the cap are never sent), then the transaction may end.
-      const closed = cursor.close();
-      portalDone.fire();
-      await closed;
+      // At a cap: close the portal (the rows past it are never sent). The ROLLBACK queued right after goes
+      // out with the Close's ReadyForQuery; the connection returns to the pool only once it is confirmed.
+      void cursor.close().catch(() => undefined);
     }
   } finally {
     client.off('notice', onNotice);
     // Whatever ended the wait (an error, say), the caller may close the transaction now.
     portalDone.fire();
   }
-  const tag = complete && cursor.tag !== undefined ? parseTag(cursor.tag) : { command: undefined, rowCount: null };
+  const parsed = complete && tag !== undefined ? parseTag(tag) : { command: undefined, rowCount: null };
   return {
     fields,
     rows: collector.rows,
-    command: tag.command,
-    rowCount: tag.rowCount,
+    command: parsed.command,
+    rowCount: parsed.rowCount,
     truncated: collector.stopReason !== undefined,
     truncatedBy: collector.stopReason,
     notices,
