@@ -1,7 +1,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './errors.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from './logging.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from './stdio.js';
-import { serveHttp, serveStdio, type RunningTransport, type SessionFactory } from './transport.js';
+import { terminateAllProcesses } from './process.js';
+import type { ToolSelection, ToolsetInfo } from './toolsets.js';
+import { serveHttp, serveStdio, type Authenticator, type RunningTransport, type SessionFactory } from './transport.js';
+
+export { UsageError };
 
 /** A command-line flag a server adds to the common ones. */
 export interface FlagSpec {
@@ -17,19 +22,23 @@ export type FlagValues<F extends Record<string, FlagSpec>> = {
   [K in keyof F]: F[K]['type'] extends 'boolean' ? boolean | undefined : F[K]['multiple'] extends true ? string[] | undefined : string | undefined;
 };
 
-/** A usage mistake: printed with a pointer to --help, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
 /** What `prepare` hands back: how to build a session, and what to release at exit. */
 export interface PreparedServer {
   createSession: SessionFactory;
   close?: () => Promise<void>;
+  /**
+   * Over HTTP, per-session credentials instead of the one `--auth-token` gate: each request's
+   * bearer token (or its absence) becomes the session's `auth`, or null for 401.
+   */
+  authenticate?: Authenticator;
 }
+
+/**
+ * What the server's tools do to the world by default, which decides its one write flag:
+ * `writes` servers (filesystem, github) take --read-only; `read-only` servers (sqlite, postgres,
+ * git) take --allow-write.
+ */
+export type WritePosture = 'writes' | 'read-only';
 
 export interface ServerCliSpec<F extends Record<string, FlagSpec>> {
   /** The bin name, e.g. mcp-server-filesystem. */
@@ -41,10 +50,21 @@ export interface ServerCliSpec<F extends Record<string, FlagSpec>> {
   usage: string;
   flags: F;
   positionals?: { min?: number; max?: number; name: string };
+  /** Omit for a server with no tool that writes. */
+  writes?: WritePosture;
+  /** Named toolsets: adds --toolsets, --tools and --dynamic-toolsets. */
+  toolsets?: readonly ToolsetInfo[];
+  /**
+   * Environment variables that mirror the selection flags, for clients that configure servers by
+   * environment: PREFIX_TOOLSETS, PREFIX_TOOLS, PREFIX_DYNAMIC_TOOLSETS, PREFIX_READ_ONLY or
+   * PREFIX_ALLOW_WRITE. A flag on the command line wins over its variable.
+   */
+  envPrefix?: string;
   /** Environment variables the server reads, for --help. */
   environment?: { name: string; description: string }[];
   examples?: string[];
-  prepare(cli: { flags: FlagValues<F>; positionals: string[] }, log: Logger): Promise<PreparedServer>;
+  /** `selection` is what the common flags chose; give it to every SuiteServer the factory builds. */
+  prepare(cli: { flags: FlagValues<F>; positionals: string[]; selection: ToolSelection }, log: Logger): Promise<PreparedServer>;
 }
 
 const COMMON_FLAGS = {
@@ -57,6 +77,7 @@ const COMMON_FLAGS = {
   'allowed-host': { type: 'string', multiple: true, valueName: 'HOST', description: 'Accept this Host header too (repeatable; loopback names are always accepted).' },
   'allowed-origin': { type: 'string', multiple: true, valueName: 'ORIGIN', description: 'Accept this Origin too (repeatable; loopback origins are always accepted).' },
   'session-timeout': { type: 'string', valueName: 'SECONDS', description: 'Close HTTP sessions idle this long (default 1800).' },
+  'max-sessions': { type: 'string', valueName: 'N', description: 'Most HTTP sessions at once; more get 503 with Retry-After (default 100).' },
   'max-message-bytes': {
     type: 'string',
     valueName: 'BYTES',
@@ -64,6 +85,56 @@ const COMMON_FLAGS = {
   },
   'log-level': { type: 'string', valueName: 'LEVEL', description: `Stderr log level: ${LOG_LEVELS.join(', ')} (default warning).` },
 } as const satisfies Record<string, FlagSpec>;
+
+/** The flags a spec's write posture and toolsets add, shown in --help after the server's own. */
+function selectionFlags(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'writes' | 'toolsets' | 'envPrefix'>): Record<string, FlagSpec> {
+  const env = (name: string): string => (spec.envPrefix ? ` (or ${spec.envPrefix}_${name})` : '');
+  const flags: Record<string, FlagSpec> = {};
+  if (spec.writes === 'writes') flags['read-only'] = { type: 'boolean', description: `Register no tool that writes${env('READ_ONLY=1')}.` };
+  if (spec.writes === 'read-only') flags['allow-write'] = { type: 'boolean', description: `Also register the tools that write${env('ALLOW_WRITE=1')}.` };
+  if (spec.toolsets?.length) {
+    const names = spec.toolsets.map((t) => t.name).join(', ');
+    const defaults = spec.toolsets.filter((t) => t.default).map((t) => t.name).join(', ');
+    flags.toolsets = { type: 'string', valueName: 'LIST', description: `Comma-separated toolsets to enable: ${names}, all (default: ${defaults || 'none'})${env('TOOLSETS')}.` };
+    flags.tools = { type: 'string', valueName: 'LIST', description: `Comma-separated single tools to enable, on top of --toolsets${env('TOOLS')}.` };
+    flags['dynamic-toolsets'] = { type: 'boolean', description: `Start with only the toolset meta-tools; the model enables toolsets as it needs them${env('DYNAMIC_TOOLSETS=1')}.` };
+  }
+  return flags;
+}
+
+function listValue(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+function truthy(value: string | undefined): boolean {
+  return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+}
+
+/** The tool selection from the command line, falling back to the spec's environment variables. */
+function parseSelection(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'writes' | 'toolsets' | 'envPrefix'>, values: Record<string, unknown>): ToolSelection {
+  const env = (name: string): string | undefined => (spec.envPrefix ? process.env[`${spec.envPrefix}_${name}`] : undefined);
+  const selection: ToolSelection = {};
+  if (spec.writes === 'writes') selection.readOnly = values['read-only'] === true || truthy(env('READ_ONLY'));
+  else if (spec.writes === 'read-only') selection.readOnly = !(values['allow-write'] === true || truthy(env('ALLOW_WRITE')));
+  else selection.readOnly = false;
+  if (spec.toolsets?.length) {
+    const toolsets = listValue((values.toolsets as string | undefined) ?? env('TOOLSETS'));
+    const tools = listValue((values.tools as string | undefined) ?? env('TOOLS'));
+    if (toolsets !== undefined) {
+      const known = new Set(['all', 'default', ...spec.toolsets.map((t) => t.name)]);
+      const unknown = toolsets.filter((t) => !known.has(t));
+      if (unknown.length > 0) throw new UsageError(`Unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Available: ${spec.toolsets.map((t) => t.name).join(', ')}, all.`);
+      selection.toolsets = toolsets;
+    }
+    if (tools !== undefined) selection.tools = tools;
+    selection.dynamic = values['dynamic-toolsets'] === true || truthy(env('DYNAMIC_TOOLSETS'));
+  }
+  return selection;
+}
 
 /** Parses an integer flag or throws a UsageError naming the flag. */
 export function integerFlag(value: string | undefined, name: string, fallback: number, range: { min?: number; max?: number } = {}): number {
@@ -87,6 +158,7 @@ export function helpText<F extends Record<string, FlagSpec>>(spec: ServerCliSpec
     `Usage: ${spec.bin} ${spec.usage}`,
     '',
     'Options:',
+    ...Object.entries(selectionFlags(spec)).map(([n, f]) => line(n, f)),
     ...Object.entries(spec.flags).map(([n, f]) => line(n, f)),
     ...Object.entries(COMMON_FLAGS).map(([n, f]) => line(n, f)),
   ];
@@ -108,7 +180,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   try {
     parsed = parseArgs({
       args: argv,
-      options: { ...COMMON_FLAGS, ...spec.flags } as ParseArgsConfig['options'],
+      options: { ...COMMON_FLAGS, ...selectionFlags(spec), ...spec.flags } as ParseArgsConfig['options'],
       allowPositionals: true,
       strict: true,
     });
@@ -127,6 +199,24 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
 
   let running: RunningTransport | undefined;
   let prepared: PreparedServer | undefined;
+  let stopping = false;
+  async function shutdown(reason: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    log.info(`shutting down: ${reason}`);
+    // Whatever hangs (a stuck query, a watcher), the process is gone within a second.
+    setTimeout(() => process.exit(0), 900).unref();
+    await running?.close().catch(() => undefined);
+    await prepared?.close?.().catch(() => undefined);
+    // Children the server's own close did not stop (a git call in flight) go now, and are reaped
+    // before we exit rather than left to init.
+    await terminateAllProcesses(300);
+    process.exit(0);
+  }
+  // Installed before prepare: a signal while the domain starts (children spawned, a connection
+  // opening) still shuts down cleanly instead of killing the process with its children left over.
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
   try {
     const level = values['log-level'] as string | undefined;
     if (level !== undefined) {
@@ -143,16 +233,25 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const idleSeconds = integerFlag(values['session-timeout'] as string | undefined, 'session-timeout', 1800, { min: 1 });
     const maxMessageFlag = values['max-message-bytes'] as string | undefined;
     const maxMessageBytes = integerFlag(maxMessageFlag, 'max-message-bytes', DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: MAX_MESSAGE_BYTES_CEILING });
+    const maxSessions = integerFlag(values['max-sessions'] as string | undefined, 'max-sessions', 100, { min: 1, max: 100_000 });
+    const selection = parseSelection(spec, values);
 
-    prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals }, log);
+    prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection }, log);
 
     if (http) {
       guardStdout();
       const authToken = (values['auth-token'] as string | undefined) ?? process.env.MCP_AUTH_TOKEN;
+      if (authToken && prepared.authenticate) {
+        throw new UsageError('--auth-token (MCP_AUTH_TOKEN) does not apply to this server: each HTTP session brings its own token.');
+      }
+      // Sessions are built on demand; build one now so a bad --tools stops the start, not the first client.
+      (await prepared.createSession({ id: 'startup-check', transport: 'memory' })).checkSelection();
       const served = await serveHttp(prepared.createSession, {
         port,
         host: (values.host as string | undefined) ?? '127.0.0.1',
         ...(authToken ? { authToken } : {}),
+        ...(prepared.authenticate ? { authenticate: prepared.authenticate } : {}),
+        maxSessions,
         allowedHosts: (values['allowed-host'] as string[] | undefined) ?? [],
         allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
         idleTimeoutMs: idleSeconds * 1000,
@@ -176,19 +275,6 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     process.exit(1);
   }
 
-  let stopping = false;
-  async function shutdown(reason: string): Promise<void> {
-    if (stopping) return;
-    stopping = true;
-    log.info(`shutting down: ${reason}`);
-    // Whatever hangs (a stuck query, a watcher), the process is gone within a second.
-    setTimeout(() => process.exit(0), 900).unref();
-    await running?.close().catch(() => undefined);
-    await prepared?.close?.().catch(() => undefined);
-    process.exit(0);
-  }
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 function usageExit(bin: string, message: string): void {

@@ -9,7 +9,7 @@
  */
 import type { BigIntStats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { ToolError } from './tools.js';
+import { ToolError } from './errors.js';
 
 export interface FileVersion {
   dev: bigint;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { processSecrets, type SecretScope } from './secrets.js';
 
 /** MCP log levels, in increasing severity (RFC 5424 names, as the spec uses them). */
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
@@ -10,23 +11,6 @@ export function isLogLevel(value: string): value is LogLevel {
 
 function severity(level: LogLevel): number {
   return LOG_LEVELS.indexOf(level);
-}
-
-const secrets = new Set<string>();
-
-/**
- * Registers a value that must never leave the process in a log line or an error message: a token,
- * a password. Short values are refused because redacting them would mangle ordinary text.
- */
-export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 4) secrets.add(value);
-}
-
-/** Replaces every registered secret in a text by "[redacted]". */
-export function redactSecrets(text: string): string {
-  let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
-  return out;
 }
 
 /** Where a logger sends MCP `notifications/message`; set per session by the server. */
@@ -51,27 +35,39 @@ export class Logger {
     return Logger.stderrLevel;
   }
 
+  private sink: ProtocolLogSink | undefined;
+
+  /**
+   * @param secrets what to redact from every line (a session's scope; the process scope by default)
+   * @param parent a child logger sends through its parent's sink as it is at the time of each line,
+   *   so children made before a session attached still reach the client
+   */
   constructor(
     readonly name: string,
-    private sink?: ProtocolLogSink,
+    private readonly secrets: SecretScope = processSecrets,
+    private readonly parent?: Logger,
   ) {}
 
   child(name: string): Logger {
-    return new Logger(`${this.name}:${name}`, this.sink);
+    return new Logger(`${this.name}:${name}`, this.secrets, this);
   }
 
+  /** Sets (or, with undefined, removes) where this logger and its children send protocol log messages. */
   attach(sink: ProtocolLogSink | undefined): void {
     this.sink = sink;
   }
 
+  private currentSink(): ProtocolLogSink | undefined {
+    return this.sink ?? this.parent?.currentSink();
+  }
+
   log(level: LogLevel, message: string, data?: Record<string, unknown>): void {
-    if (severity(level) >= severity(Logger.stderrLevel)) {
-      const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : '';
-      process.stderr.write(redactSecrets(`[${this.name}] ${level}: ${message}${suffix}\n`));
-    }
+    this.private(level, message, data);
+    const sink = this.currentSink();
+    if (!sink) return;
     try {
-      const text = redactSecrets(message);
-      this.sink?.(level, this.name, data ? JSON.parse(redactSecrets(safeJson({ message: text, ...data }))) : text);
+      const text = this.secrets.redact(message);
+      sink(level, this.name, data ? JSON.parse(this.secrets.redact(safeJson({ message: text, ...data }))) : text);
     } catch {
       // A closed session must not turn a log line into a crash.
     }
@@ -97,7 +93,7 @@ export class Logger {
   private(level: LogLevel, message: string, data?: Record<string, unknown>): void {
     if (severity(level) >= severity(Logger.stderrLevel)) {
       const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : '';
-      process.stderr.write(redactSecrets(`[${this.name}] ${level}: ${message}${suffix}\n`));
+      process.stderr.write(this.secrets.redact(`[${this.name}] ${level}: ${message}${suffix}\n`));
     }
   }
 }

@@ -1,10 +1,8 @@
 import type { z } from 'zod';
-import type { RequestContext } from './tools.js';
-import type { ChangeSource } from './subscriptions.js';
+import type { ContentBlock, RequestContext, ResourceContents } from './context.js';
+import type { ChangeContext, ChangeSource } from './subscriptions.js';
 
-export type ResourceContents =
-  | { uri: string; mimeType?: string; text: string }
-  | { uri: string; mimeType?: string; blob: string };
+export type { ResourceContents };
 
 /** One entry of resources/list. */
 export interface ResourceListing {
@@ -16,6 +14,7 @@ export interface ResourceListing {
   size?: number;
 }
 
+/** Completes one argument: `value` is what the user typed so far (percent-decoded for template variables). */
 export type Completer = (value: string, context: { arguments: Record<string, string> }, ctx: RequestContext) => Promise<string[]> | string[];
 
 /** A resource with a fixed URI. */
@@ -26,13 +25,17 @@ export interface ResourceDefinition {
   description?: string;
   mimeType?: string;
   read(ctx: RequestContext): Promise<ResourceContents | ResourceContents[]>;
-  /** What to watch while someone is subscribed; omit for resources that never change. */
-  subscribe?(ctx: RequestContext): Promise<ChangeSource | undefined>;
+  /**
+   * What to follow while someone is subscribed (paths, trees, a poll); omit for resources that never
+   * change. A source that hears of changes itself (a LISTEN channel) calls `change.publish()`.
+   */
+  subscribe?(ctx: RequestContext, change: ChangeContext): Promise<ChangeSource | undefined>;
 }
 
 /**
- * Template variables as they appear in the URI: still percent-encoded (a table named "a b" arrives
- * as "a%20b"). Decode with decodeURIComponent where the name may hold such characters.
+ * Template variables, percent-decoded (a table named "a b" arrives as "a b", whether the URI
+ * spelled it "a%20b" or not). A value that is not valid percent-encoding arrives as written.
+ * Exploded or list variables arrive joined with "/".
  */
 export type TemplateVariables = Record<string, string>;
 
@@ -48,16 +51,14 @@ export interface ResourceTemplateDefinition {
   list?(cursor: string | undefined, ctx: RequestContext): Promise<{ resources: ResourceListing[]; nextCursor?: string }>;
   /** Completion for template variables (`completion/complete` with `ref/resource`). */
   complete?: Record<string, Completer>;
-  subscribe?(uri: string, variables: TemplateVariables, ctx: RequestContext): Promise<ChangeSource | undefined>;
+  /** As for a fixed resource: what to follow for this URI while someone is subscribed. */
+  subscribe?(uri: string, variables: TemplateVariables, ctx: RequestContext, change: ChangeContext): Promise<ChangeSource | undefined>;
 }
 
+/** One message of a prompt; embed a resource of this server with `ctx.embedResource(uri)`. */
 export interface PromptMessage {
   role: 'user' | 'assistant';
-  content:
-    | { type: 'text'; text: string }
-    | { type: 'resource'; resource: ResourceContents }
-    | { type: 'image'; data: string; mimeType: string }
-    | { type: 'resource_link'; uri: string; name: string; mimeType?: string };
+  content: ContentBlock;
 }
 
 export interface PromptDefinition<A extends z.ZodObject = z.ZodObject> {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -18,13 +19,26 @@ import {
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
+  ErrorCode,
   McpError,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  AuthInfo,
+  ClientFeatures,
+  ElicitRequest,
+  ElicitResult,
+  EmbeddedResourceContent,
+  RequestContext,
+  SamplingRequest,
+  SamplingResult,
+  SessionInfo,
+} from './context.js';
+import { ToolError, UsageError } from './errors.js';
 import { LOG_LEVELS, Logger, newErrorId, type LogLevel } from './logging.js';
 import { decodeCursor, encodeCursor } from './pagination.js';
 import { PathGuard, noRootsMessage } from './paths.js';
-import { ProgressReporter } from './progress.js';
+import { CancelledError, ProgressReporter } from './progress.js';
 import { ProtocolError } from './protocol-errors.js';
 import type {
   Completer,
@@ -36,8 +50,10 @@ import type {
   TemplateVariables,
 } from './resources.js';
 import { RootsManager, type RootsSnapshot } from './roots.js';
-import type { ChangeHub, ChangeSource } from './subscriptions.js';
-import { ToolError, runTool, toJsonSchema, type CallToolResult, type RequestContext, type ToolDefinition } from './tools.js';
+import { SecretScope, processSecrets } from './secrets.js';
+import type { ChangeHub } from './subscriptions.js';
+import { runTool, toJsonSchema, type AnyToolDefinition, type CallToolResult, type ToolDefinition } from './tools.js';
+import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
 
 export interface SuiteServerOptions {
   /** Reported as serverInfo.name, e.g. "@suite/server-filesystem". */
@@ -55,6 +71,12 @@ export interface SuiteServerOptions {
   changes?: ChangeHub;
   /** Page size for resources/list. */
   pageSize?: number;
+  /** The session this server serves, as the transport's session factory was told; a fresh one otherwise. */
+  session?: SessionInfo;
+  /** The server's named toolsets; every tool with a `toolset` must name one of these. */
+  toolsets?: readonly ToolsetInfo[];
+  /** Which tools this session exposes (read-only mode, toolsets, single tools, dynamic mode). */
+  selection?: ToolSelection;
 }
 
 const LIST_ROOTS_RESULT = z.looseObject({
@@ -68,13 +90,29 @@ interface RegisteredTemplate {
   matcher: UriTemplate;
 }
 
+/** The part of the SDK's request extra this class uses. */
 type RequestExtra = {
   signal: AbortSignal;
-  sessionId?: string;
+  authInfo?: AuthInfo & { clientId?: string; scopes?: string[] };
   _meta?: { progressToken?: string | number };
   sendNotification: (n: { method: string; params?: Record<string, unknown> }) => Promise<void>;
-  sendRequest: <S extends z.ZodType>(request: { method: string; params?: Record<string, unknown> }, schema: S) => Promise<z.output<S>>;
+  sendRequest: <S extends z.ZodType>(
+    request: { method: string; params?: Record<string, unknown> },
+    schema: S,
+    options?: { signal?: AbortSignal; timeout?: number },
+  ) => Promise<z.output<S>>;
 };
+
+/** How long a sampling or elicitation request may wait for the client (a human may have to approve it). */
+const CLIENT_REQUEST_TIMEOUT_MS = 120_000;
+
+export type ListKind = 'tools' | 'resources' | 'prompts';
+
+/**
+ * The SDK builds an Ajv instance per Server (about 20 KiB of heap each) unless given one; every
+ * session shares this one, which is what makes an idle HTTP session cheap.
+ */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
 
 /**
  * One MCP session's server. Build one per session (the HTTP transport does so for every new
@@ -85,8 +123,11 @@ type RequestExtra = {
  */
 export class SuiteServer {
   readonly log: Logger;
-  readonly sessionKey = randomUUID();
-  private readonly tools = new Map<string, AnyTool>();
+  readonly session: SessionInfo;
+  /** This session's secrets (its bearer token, anything a handler registers); forgotten when it closes. */
+  readonly secrets: SecretScope;
+  readonly gate: ToolGate;
+  private readonly registered = new Map<string, AnyTool>();
   private readonly resources = new Map<string, ResourceDefinition>();
   private readonly templates: RegisteredTemplate[] = [];
   private readonly prompts = new Map<string, PromptDefinition>();
@@ -98,17 +139,69 @@ export class SuiteServer {
   private closed = false;
 
   constructor(private readonly options: SuiteServerOptions) {
-    this.log = new Logger(options.name.replace(/^@suite\/server-/, ''));
+    this.session = options.session ?? { id: randomUUID(), transport: 'memory' };
+    this.secrets = new SecretScope(processSecrets);
+    this.secrets.add(this.session.auth?.token);
+    this.log = new Logger(options.name.replace(/^@suite\/server-/, ''), this.secrets);
+    this.gate = new ToolGate(options.toolsets ?? [], options.selection);
     if (options.roots) {
       this.rootsManager = new RootsManager(options.roots.directories, this.log.child('roots'), options.roots.waitMs);
     }
+    if (this.gate.dynamic) {
+      const host = {
+        gate: this.gate,
+        allTools: () => [...this.registered.values()],
+        enableToolset: (name: string) => this.enableToolset(name),
+      };
+      for (const meta of dynamicToolsetTools(host)) this.tool(meta);
+    }
   }
 
+  /** The session's one identity (the Mcp-Session-Id over HTTP). */
+  get sessionId(): string {
+    return this.session.id;
+  }
+
+  /**
+   * Registers a tool. Whether a client sees it is decided here, from the session's selection: a
+   * tool outside the enabled toolsets, or one that writes while the server is read-only, is kept
+   * out of tools/list and tools/call. A tool registered after connect is announced with
+   * `notifications/tools/list_changed`.
+   */
   tool<I extends z.ZodObject, O extends z.ZodObject | undefined = undefined>(definition: ToolDefinition<I, O>): this {
-    if (this.tools.has(definition.name)) throw new Error(`Tool ${definition.name} is registered twice`);
+    if (this.registered.has(definition.name)) throw new Error(`Tool ${definition.name} is registered twice`);
     if (!/^[A-Za-z0-9_.-]{1,128}$/.test(definition.name)) throw new Error(`Invalid tool name: ${definition.name}`);
-    this.tools.set(definition.name, definition as unknown as AnyTool);
+    if (definition.toolset !== undefined && !this.gate.toolsets.some((t) => t.name === definition.toolset)) {
+      throw new Error(`Tool ${definition.name} names toolset ${definition.toolset}, which the server does not declare`);
+    }
+    this.registered.set(definition.name, definition as unknown as AnyTool);
+    if (this.sdk && this.gate.allows(definition as unknown as AnyTool)) this.listChanged('tools');
     return this;
+  }
+
+  /** Registers several tools (a server's list of tool declarations). */
+  tools(definitions: readonly AnyToolDefinition[]): this {
+    for (const definition of definitions) this.tool(definition);
+    return this;
+  }
+
+  /**
+   * Switches a toolset on for this session (read-only mode still applies) and announces the
+   * change. Returns the names of the tools it added.
+   */
+  enableToolset(name: string): string[] {
+    const before = new Set(this.exposedTools().map((t) => t.name));
+    if (!this.gate.enable(name)) return [];
+    const added = this.exposedTools()
+      .map((t) => t.name)
+      .filter((n) => !before.has(n));
+    if (added.length > 0) this.listChanged('tools');
+    return added;
+  }
+
+  /** The tools this session exposes, in registration order. */
+  private exposedTools(): AnyTool[] {
+    return [...this.registered.values()].filter((t) => this.gate.allows(t));
   }
 
   resource(definition: ResourceDefinition): this {
@@ -132,21 +225,44 @@ export class SuiteServer {
     return this;
   }
 
-  /** Names of the registered tools (for CLI help and tests). */
+  /** Names of the tools this session exposes (for CLI help and tests). */
   get toolNames(): string[] {
-    return [...this.tools.keys()];
+    return this.exposedTools().map((t) => t.name);
   }
 
-  /** Tells this session's client that the resource list changed. */
-  notifyResourceListChanged(): void {
-    void this.sdk?.sendResourceListChanged().catch(() => undefined);
+  /**
+   * The one way to announce that a list changed: this session's client gets
+   * `notifications/<kind>/list_changed`. (The change hub calls it for every session when the
+   * resource list changes process-wide.) A no-op before connect and after close.
+   */
+  listChanged(kind: ListKind): void {
+    const sdk = this.sdk;
+    if (!sdk || this.closed) return;
+    const send = kind === 'tools' ? sdk.sendToolListChanged() : kind === 'prompts' ? sdk.sendPromptListChanged() : sdk.sendResourceListChanged();
+    void send.catch(() => undefined);
+  }
+
+  /**
+   * Refuses a selection that names tools no one registered. Called at connect; the CLI calls it
+   * at start-up too, so a typo in --tools stops the server with a usage error.
+   */
+  checkSelection(): void {
+    const unknown = this.gate.unknownTools(this.registered.keys());
+    if (unknown.length > 0) {
+      throw new UsageError(`Unknown tool${unknown.length > 1 ? 's' : ''} in --tools: ${unknown.join(', ')}. Available: ${[...this.registered.keys()].join(', ')}.`);
+    }
   }
 
   async connect(transport: Transport): Promise<void> {
     if (this.sdk) throw new Error('A SuiteServer serves one session; build a new one per connection.');
+    this.checkSelection();
     const sdk = new Server(
       { name: this.options.name, version: this.options.version, ...(this.options.title ? { title: this.options.title } : {}) },
-      { capabilities: this.capabilities(), ...(this.options.instructions ? { instructions: this.options.instructions } : {}) },
+      {
+        capabilities: this.capabilities(),
+        jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()),
+        ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
+      },
     );
     this.sdk = sdk;
     this.installHandlers(sdk);
@@ -154,9 +270,9 @@ export class SuiteServer {
       if (LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf(this.clientLogLevel)) return;
       void sdk.sendLoggingMessage({ level, logger, data }).catch(() => undefined);
     });
-    this.options.changes?.addSession(this.sessionKey, {
+    this.options.changes?.addSession(this.sessionId, {
       resourceUpdated: (uri) => void sdk.sendResourceUpdated({ uri }).catch(() => undefined),
-      listChanged: () => void sdk.sendResourceListChanged().catch(() => undefined),
+      listChanged: () => this.listChanged('resources'),
     });
     sdk.onclose = () => void this.close();
     await sdk.connect(transport);
@@ -166,7 +282,7 @@ export class SuiteServer {
     if (this.closed) return;
     this.closed = true;
     this.log.attach(undefined);
-    await this.options.changes?.removeSession(this.sessionKey);
+    await this.options.changes?.removeSession(this.sessionId);
     for (const handler of this.closeHandlers.splice(0)) {
       try {
         await handler();
@@ -175,30 +291,32 @@ export class SuiteServer {
       }
     }
     await this.sdk?.close().catch(() => undefined);
+    this.secrets.clear();
   }
 
   private capabilities(): ServerCapabilities {
     const caps: ServerCapabilities = { logging: {} };
-    if (this.tools.size > 0) caps.tools = { listChanged: false };
+    // listChanged: toolsets can be enabled, and tools or prompts registered, after connect.
+    if (this.registered.size > 0) caps.tools = { listChanged: true };
     if (this.resources.size > 0 || this.templates.length > 0) {
       caps.resources = { listChanged: true, subscribe: this.options.changes !== undefined };
     }
-    if (this.prompts.size > 0) caps.prompts = { listChanged: false };
+    if (this.prompts.size > 0) caps.prompts = { listChanged: true };
     const completes = this.templates.some((t) => t.def.complete) || [...this.prompts.values()].some((p) => p.complete);
     if (completes) caps.completions = {};
     return caps;
   }
 
   private context(extra: RequestExtra): RequestContext {
-    const sdk = this.sdk!;
-    const clientCaps = sdk.getClientCapabilities() ?? {};
     const roots = async (): Promise<RootsSnapshot> =>
       this.rootsManager ? this.rootsManager.snapshot() : { directories: [], clientRoots: undefined, source: 'command-line' };
     return {
       signal: extra.signal,
       progress: new ProgressReporter(extra._meta?.progressToken, (n) => extra.sendNotification(n)),
       log: this.log,
-      sessionId: extra.sessionId,
+      sessionId: this.sessionId,
+      auth: extra.authInfo ? authFrom(extra.authInfo) : this.session.auth,
+      secrets: this.secrets,
       roots,
       paths: async () => {
         const snapshot = await roots();
@@ -209,20 +327,64 @@ export class SuiteServer {
         }
         return this.guard.guard;
       },
-      client: {
-        sampling: clientCaps.sampling !== undefined,
-        elicitation: clientCaps.elicitation !== undefined,
-        roots: clientCaps.roots !== undefined,
-        createMessage: async (params) => {
-          if (!clientCaps.sampling) throw ToolError.unavailable('The client does not support sampling.');
-          return extra.sendRequest({ method: 'sampling/createMessage', params }, CreateMessageResultSchema);
-        },
-        elicit: async (params) => {
-          if (!clientCaps.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
-          return extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema);
-        },
+      client: this.clientFeatures(extra),
+      embedResource: async (uri) => {
+        const contents = await this.readResource(uri, this.context(extra));
+        return contents.map((resource): EmbeddedResourceContent => ({ type: 'resource', resource }));
       },
     };
+  }
+
+  private clientFeatures(extra: RequestExtra): ClientFeatures {
+    const clientCaps = this.sdk?.getClientCapabilities() ?? {};
+    const ask = async <S extends z.ZodType>(what: string, method: string, params: object, schema: S, timeoutMs: number | undefined): Promise<z.output<S>> => {
+      const timeout = timeoutMs ?? CLIENT_REQUEST_TIMEOUT_MS;
+      try {
+        return await extra.sendRequest({ method, params: params as Record<string, unknown> }, schema, { signal: extra.signal, timeout });
+      } catch (error) {
+        if (extra.signal.aborted) throw new CancelledError();
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+          throw ToolError.timeout(`The client did not answer the ${what} request within ${timeout < 10_000 ? (timeout / 1000).toFixed(1) : Math.round(timeout / 1000)} s.`);
+        }
+        const reason = error instanceof McpError ? error.message.replace(/^MCP error -?\d+: /, '') : 'no reason given';
+        throw new ToolError(`The client refused the ${what} request: ${reason}`, 'failed');
+      }
+    };
+    return {
+      sampling: clientCaps.sampling !== undefined,
+      elicitation: clientCaps.elicitation !== undefined,
+      roots: clientCaps.roots !== undefined,
+      createMessage: async (request: SamplingRequest, options = {}): Promise<SamplingResult> => {
+        if (!clientCaps.sampling) throw ToolError.unavailable('The client does not support sampling.');
+        const result = await ask('sampling', 'sampling/createMessage', request, CreateMessageResultSchema, options.timeoutMs);
+        const content = result.content as SamplingResult['content'];
+        return {
+          role: result.role,
+          content,
+          model: result.model,
+          ...(result.stopReason ? { stopReason: result.stopReason } : {}),
+          text: content.type === 'text' ? content.text : '',
+        };
+      },
+      elicit: async (request: ElicitRequest, options = {}): Promise<ElicitResult> => {
+        if (!clientCaps.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
+        const result = await ask('elicitation', 'elicitation/create', request, ElicitResultSchema, options.timeoutMs);
+        return { action: result.action, ...(result.content ? { content: result.content as ElicitResult['content'] } : {}) };
+      },
+    };
+  }
+
+  /** resources/read as a function: a fixed resource, else the first matching template. */
+  private async readResource(uri: string, context: RequestContext): Promise<ResourceContents[]> {
+    const resource = this.resources.get(uri);
+    let contents: ResourceContents | ResourceContents[];
+    if (resource) contents = await resource.read(context);
+    else {
+      const found = this.matchTemplate(uri);
+      if (!found) throw ProtocolError.resourceNotFound(uri);
+      contents = await found.template.def.read(uri, found.variables, context);
+    }
+    return Array.isArray(contents) ? contents : [contents];
   }
 
   private installHandlers(sdk: Server): void {
@@ -249,9 +411,9 @@ export class SuiteServer {
       });
     }
 
-    if (this.tools.size > 0) {
+    if (this.registered.size > 0) {
       handle(sdk, ListToolsRequestSchema, async () => ({
-        tools: [...this.tools.values()].map((tool) => ({
+        tools: this.exposedTools().map((tool) => ({
           name: tool.name,
           title: tool.annotations.title,
           description: tool.description,
@@ -261,8 +423,9 @@ export class SuiteServer {
         })),
       }));
       handle(sdk, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-        const tool = this.tools.get(request.params.name);
-        if (!tool) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
+        const tool = this.registered.get(request.params.name);
+        // A tool this session does not expose is unknown to it, exactly as if it did not exist.
+        if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
         return runTool(tool, request.params.arguments, ctx(extra));
       });
     }
@@ -290,7 +453,8 @@ export class SuiteServer {
       if (!completer) return { completion: { values: [], hasMore: false } };
       let values: string[];
       try {
-        values = await completer(argument.value, context, ctx(extra));
+        const typed = ref.type === 'ref/prompt' ? argument.value : decodeVariable(argument.value);
+        values = await completer(typed, context, ctx(extra));
       } catch (error) {
         this.log.private('warning', `completion failed: ${String(error)}`);
         values = [];
@@ -340,15 +504,8 @@ export class SuiteServer {
     }));
 
     handle(sdk, ReadResourceRequestSchema, async (request, extra) => {
-      const { uri } = request.params;
-      const contents = await this.guardResourceCall(() => {
-        const resource = this.resources.get(uri);
-        if (resource) return resource.read(ctx(extra));
-        const found = this.matchTemplate(uri);
-        if (!found) throw ProtocolError.resourceNotFound(uri);
-        return found.template.def.read(uri, found.variables, ctx(extra));
-      });
-      return { contents: Array.isArray(contents) ? contents : [contents] };
+      const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, ctx(extra)));
+      return { contents };
     });
 
     const changes = this.options.changes;
@@ -360,15 +517,15 @@ export class SuiteServer {
       if (!resource && !found) throw ProtocolError.resourceNotFound(uri);
       const context = ctx(extra);
       await this.guardResourceCall(() =>
-        changes.subscribe(this.sessionKey, uri, async (): Promise<ChangeSource | undefined> => {
-          if (resource) return resource.subscribe?.(context);
-          return found!.template.def.subscribe?.(uri, found!.variables, context);
+        changes.subscribe(this.sessionId, uri, async (change) => {
+          if (resource) return resource.subscribe?.(context, change);
+          return found!.template.def.subscribe?.(uri, found!.variables, context, change);
         }),
       );
       return {};
     });
     handle(sdk, UnsubscribeRequestSchema, async (request) => {
-      await changes.unsubscribe(this.sessionKey, request.params.uri);
+      await changes.unsubscribe(this.sessionId, request.params.uri);
       return {};
     });
   }
@@ -407,7 +564,7 @@ export class SuiteServer {
       const match = template.matcher.match(uri);
       if (match) {
         const variables: TemplateVariables = {};
-        for (const [key, value] of Object.entries(match)) variables[key] = Array.isArray(value) ? value.join('/') : String(value);
+        for (const [key, value] of Object.entries(match)) variables[key] = decodeVariable(Array.isArray(value) ? value.join('/') : String(value));
         return { template, variables };
       }
     }
@@ -424,10 +581,8 @@ export class SuiteServer {
       return await fn();
     } catch (error) {
       if (error instanceof McpError) throw error;
-      if (error instanceof ToolError) {
-        if (error.kind === 'not_found') throw new McpError(-32002, error.message);
-        throw ProtocolError.invalidParams(error.message);
-      }
+      if (error instanceof ToolError) throw ProtocolError.fromToolError(error, this.secrets.redact(error.message));
+      if (error instanceof CancelledError) throw ProtocolError.fromToolError(new ToolError(error.message, 'cancelled'));
       const id = newErrorId();
       this.log.private('error', `request failed unexpectedly (error id ${id}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       throw ProtocolError.internal(`The request failed unexpectedly (error id ${id}). The server log has the detail.`);
@@ -439,12 +594,19 @@ export class SuiteServer {
  * Registers a request handler whose params are validated here, so that a malformed request is
  * answered with -32602 (invalid params) and a readable message, not the SDK's internal error.
  */
+/** The permissive routing schema of each request schema: built once per process, not per session. */
+const routingSchemas = new WeakMap<z.ZodObject, z.ZodObject<{ method: z.ZodLiteral<string>; params: z.ZodOptional<z.ZodUnknown> }>>();
+
 function handle<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>, R>(
   sdk: Server,
   schema: S,
   fn: (request: z.output<S>, extra: unknown) => Promise<R>,
 ): void {
-  const loose = z.looseObject({ method: schema.shape.method, params: z.unknown().optional() });
+  let loose = routingSchemas.get(schema);
+  if (!loose) {
+    loose = z.looseObject({ method: schema.shape.method, params: z.unknown().optional() });
+    routingSchemas.set(schema, loose);
+  }
   sdk.setRequestHandler(loose, async (raw, extra) => {
     const parsed = schema.safeParse(raw);
     if (!parsed.success) {
@@ -456,6 +618,26 @@ function handle<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>, R>(
     }
     return (await fn(parsed.data, extra)) as never;
   });
+}
+
+/** Percent-decodes a template variable; text that is not valid percent-encoding stays as written. */
+function decodeVariable(value: string): string {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function authFrom(info: NonNullable<RequestExtra['authInfo']>): AuthInfo {
+  return {
+    token: info.token,
+    ...(info.clientId ? { clientId: info.clientId } : {}),
+    ...(info.scopes ? { scopes: info.scopes } : {}),
+    ...(info.expiresAt !== undefined ? { expiresAt: info.expiresAt } : {}),
+    ...(info.extra ? { extra: info.extra } : {}),
+  };
 }
 
 function listingOf(r: ResourceDefinition): ResourceListing {

@@ -5,17 +5,21 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  McpError,
   type CallToolResult as SdkCallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { ContentBlock, ResourceContents } from './context.js';
 import type { SuiteServer } from './server.js';
 
 export { Client };
+export { startFakeUpstream, type FakeUpstream, type FakeRequest, type FakeResponse, type FakeRoute, type FakeFault } from './fake-upstream.js';
 
 /** A root as the test client offers it: a directory path or a full root. */
 export type TestRoot = string | { uri: string; name?: string };
@@ -25,10 +29,10 @@ export interface ClientOptions {
   roots?: TestRoot[];
   /** Delay (ms) before answering each roots/list, or a function of the request number. */
   rootsDelayMs?: number | ((requestIndex: number) => number);
-  /** Declare sampling and answer sampling/createMessage with this. */
-  sampling?: (params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** Declare sampling and answer sampling/createMessage with this (`signal` fires when the server cancels). */
+  sampling?: (params: Record<string, unknown>, extra: { signal: AbortSignal }) => Promise<Record<string, unknown>>;
   /** Declare elicitation and answer elicitation/create with this. */
-  elicitation?: (params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  elicitation?: (params: Record<string, unknown>, extra: { signal: AbortSignal }) => Promise<Record<string, unknown>>;
   clientName?: string;
 }
 
@@ -46,9 +50,36 @@ export interface ToolOutcome {
   content: SdkCallToolResult['content'];
 }
 
+/** A resources/read, unpacked. */
+export interface ResourceOutcome {
+  contents: ResourceContents[];
+  /** The text contents joined with newlines ('' for blobs). */
+  text: string;
+}
+
+/** A prompts/get, unpacked. */
+export interface PromptOutcome {
+  description: string | undefined;
+  messages: { role: 'user' | 'assistant'; content: ContentBlock }[];
+  /** Every text block and every embedded text resource, in order, joined with newlines. */
+  text: string;
+  /** The embedded resources, in order. */
+  resources: ResourceContents[];
+}
+
+/** A JSON-RPC error as the client received it. */
+export interface ProtocolErrorOutcome {
+  code: number;
+  /** Without the SDK's "MCP error <code>: " prefix. */
+  message: string;
+  data: unknown;
+}
+
 /** A connected client plus what tests need around it. */
 export class TestSession {
   readonly notifications: Notification[] = [];
+  /** Notifications already handed to a waitFor; each satisfies one wait only. */
+  private readonly consumed = new WeakSet<Notification>();
   private waiters: { match: (n: Notification) => boolean; resolve: (n: Notification) => void }[] = [];
   private currentRoots: TestRoot[] | undefined;
   rootsRequests = 0;
@@ -77,8 +108,29 @@ export class TestSession {
     return this.notifications.filter((n) => n.method === method);
   }
 
-  /** Resolves with the next notification that matches (including ones already received since `since`). */
-  waitFor(method: string, predicate: (n: Notification) => boolean = () => true, timeoutMs = 5000): Promise<Notification> {
+  /** A position in the notification stream, for `waitFor(..., { after })`. */
+  mark(): number {
+    return this.notifications.length;
+  }
+
+  /**
+   * Resolves with the first matching notification that no earlier waitFor took, including one
+   * that arrived before this call (an action's notification can overtake the await that follows
+   * it). Each notification satisfies one wait only, so two waits see two notifications. `after`
+   * (from `mark()`) ignores everything received before that point.
+   */
+  waitFor(
+    method: string,
+    predicate: (n: Notification) => boolean = () => true,
+    options: number | { timeoutMs?: number; after?: number } = {},
+  ): Promise<Notification> {
+    const { timeoutMs = 5000, after = 0 } = typeof options === 'number' ? { timeoutMs: options } : options;
+    const match = (n: Notification): boolean => n.method === method && !this.consumed.has(n) && predicate(n);
+    const early = this.notifications.slice(after).find(match);
+    if (early) {
+      this.consumed.add(early);
+      return Promise.resolve(early);
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.resolve !== done);
@@ -88,8 +140,51 @@ export class TestSession {
         clearTimeout(timer);
         resolve(n);
       };
-      this.waiters.push({ match: (n) => n.method === method && predicate(n), resolve: done });
+      this.waiters.push({ match, resolve: done });
     });
+  }
+
+  /** Reads a resource and unpacks it. Protocol errors throw (see `protocolError`). */
+  async readResource(uri: string): Promise<ResourceOutcome> {
+    const { contents } = await this.client.readResource({ uri });
+    const typed = contents as ResourceContents[];
+    return { contents: typed, text: typed.map((c) => ('text' in c ? c.text : '')).join('\n') };
+  }
+
+  /** Gets a prompt and unpacks it. Protocol errors throw (see `protocolError`). */
+  async getPrompt(name: string, args: Record<string, string> = {}): Promise<PromptOutcome> {
+    const result = await this.client.getPrompt({ name, arguments: args });
+    const messages = result.messages as PromptOutcome['messages'];
+    const texts: string[] = [];
+    const resources: ResourceContents[] = [];
+    for (const { content } of messages) {
+      if (content.type === 'text') texts.push(content.text);
+      else if (content.type === 'resource') {
+        resources.push(content.resource);
+        if ('text' in content.resource) texts.push(content.resource.text);
+      }
+    }
+    return { description: result.description, messages, text: texts.join('\n'), resources };
+  }
+
+  /** completion/complete for a prompt argument or a resource template variable; returns the values and flags. */
+  async complete(
+    ref: { prompt: string } | { template: string },
+    argument: string,
+    value: string,
+    context: Record<string, string> = {},
+  ): Promise<{ values: string[]; total: number | undefined; hasMore: boolean }> {
+    const result = await this.client.complete({
+      ref: 'prompt' in ref ? { type: 'ref/prompt', name: ref.prompt } : { type: 'ref/resource', uri: ref.template },
+      argument: { name: argument, value },
+      ...(Object.keys(context).length > 0 ? { context: { arguments: context } } : {}),
+    });
+    return { values: result.completion.values, total: result.completion.total, hasMore: result.completion.hasMore === true };
+  }
+
+  /** Names of the tools the session lists now. */
+  async toolNames(): Promise<string[]> {
+    return (await this.client.listTools()).tools.map((t) => t.name);
   }
 
   /** Replaces the roots the client offers and sends notifications/roots/list_changed. */
@@ -111,11 +206,11 @@ export class TestSession {
   /** @internal */
   record(n: Notification): void {
     this.notifications.push(n);
-    for (const waiter of [...this.waiters]) {
-      if (waiter.match(n)) {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        waiter.resolve(n);
-      }
+    const waiter = this.waiters.find((w) => w.match(n));
+    if (waiter) {
+      this.consumed.add(n);
+      this.waiters = this.waiters.filter((w) => w !== waiter);
+      waiter.resolve(n);
     }
   }
 
@@ -145,14 +240,28 @@ function buildClient(options: ClientOptions): { client: Client; bind: (session: 
     }
     if (options.sampling) {
       const handler = options.sampling;
-      client.setRequestHandler(CreateMessageRequestSchema, async (req) => handler(req.params as Record<string, unknown>) as never);
+      client.setRequestHandler(CreateMessageRequestSchema, async (req, extra) => handler(req.params as Record<string, unknown>, { signal: extra.signal }) as never);
     }
     if (options.elicitation) {
       const handler = options.elicitation;
-      client.setRequestHandler(ElicitRequestSchema, async (req) => handler(req.params as Record<string, unknown>) as never);
+      client.setRequestHandler(ElicitRequestSchema, async (req, extra) => handler(req.params as Record<string, unknown>, { signal: extra.signal }) as never);
     }
   };
   return { client, bind };
+}
+
+/**
+ * The JSON-RPC error a request failed with; fails the test when the request succeeded or failed
+ * some other way.
+ */
+export async function protocolError(request: Promise<unknown>): Promise<ProtocolErrorOutcome> {
+  try {
+    await request;
+  } catch (error) {
+    if (error instanceof McpError) return { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ''), data: error.data };
+    throw error;
+  }
+  throw new Error('Expected a JSON-RPC error, but the request succeeded.');
 }
 
 /** Connects a real SDK client to a server in the same process (InMemoryTransport). */
@@ -166,6 +275,28 @@ export async function connectInProcess(server: SuiteServer, options: ClientOptio
   bind(session);
   await server.connect(serverTransport);
   await client.connect(clientTransport as Transport);
+  return session;
+}
+
+export interface HttpClientOptions extends ClientOptions {
+  /** Sent as "Authorization: Bearer <token>" with every request. */
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+/** Connects a real SDK client over Streamable HTTP (a server started with serveHttp or --http). */
+export async function connectHttp(url: string, options: HttpClientOptions = {}): Promise<TestSession & { sessionId: () => string | undefined }> {
+  const headers: Record<string, string> = { ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}) };
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  const { client, bind } = buildClient(options);
+  const session = new TestSession(client, async () => {
+    // Ends the session on the server too (DELETE), as a well-behaved client does.
+    await transport.terminateSession().catch(() => undefined);
+    await client.close();
+  }) as TestSession & { sessionId: () => string | undefined };
+  bind(session);
+  await client.connect(transport as Transport);
+  session.sessionId = () => transport.sessionId;
   return session;
 }
 

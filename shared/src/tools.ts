@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import type { Logger } from './logging.js';
-import { newErrorId, redactSecrets } from './logging.js';
-import { CancelledError, type ProgressReporter } from './progress.js';
-import type { PathGuard } from './paths.js';
-import type { RootsSnapshot } from './roots.js';
+import type { ContentBlock, RequestContext } from './context.js';
+import { ToolError } from './errors.js';
+import { newErrorId } from './logging.js';
+import { CancelledError } from './progress.js';
+import { processSecrets, type SecretScope } from './secrets.js';
 
 /**
  * Every tool must say what it does to the world. The fields are required (not optional as in the
  * spec) so that forgetting one is a type error rather than a client guessing the worst case.
+ * `readOnlyHint` also decides what read-only mode removes.
  */
 export interface ToolAnnotations {
   title: string;
@@ -17,95 +18,30 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
-export type ToolErrorKind = 'invalid_argument' | 'not_found' | 'access_denied' | 'conflict' | 'timeout' | 'cancelled' | 'unavailable' | 'failed';
-
-/**
- * An expected failure. Its message goes to the client as-is, so it must be actionable and must
- * not contain anything the user did not give (host paths, secrets, stack traces).
- */
-export class ToolError extends Error {
-  constructor(
-    message: string,
-    readonly kind: ToolErrorKind = 'failed',
-  ) {
-    super(message);
-    this.name = 'ToolError';
-  }
-
-  static invalidArgument(message: string): ToolError {
-    return new ToolError(message, 'invalid_argument');
-  }
-  static notFound(message: string): ToolError {
-    return new ToolError(message, 'not_found');
-  }
-  static accessDenied(message: string): ToolError {
-    return new ToolError(message, 'access_denied');
-  }
-  static conflict(message: string): ToolError {
-    return new ToolError(message, 'conflict');
-  }
-  static timeout(message: string): ToolError {
-    return new ToolError(message, 'timeout');
-  }
-  static unavailable(message: string): ToolError {
-    return new ToolError(message, 'unavailable');
-  }
-}
-
-export type TextContent = { type: 'text'; text: string };
-export type ImageContent = { type: 'image'; data: string; mimeType: string };
-export type AudioContent = { type: 'audio'; data: string; mimeType: string };
-export type EmbeddedResourceContent = {
-  type: 'resource';
-  resource: { uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string };
-};
-export type ResourceLinkContent = { type: 'resource_link'; uri: string; name: string; mimeType?: string; description?: string };
-export type ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResourceContent | ResourceLinkContent;
-
 /** What a handler returns: plain text, or content blocks, plus structured output when declared. */
 export type ToolReply<Structured> = [Structured] extends [undefined]
   ? string | { text: string } | { content: ContentBlock[] }
   : ({ text: string } | { content: ContentBlock[] }) & { structured: Structured };
 
-/** Per-call context handed to every handler. */
-export interface RequestContext {
-  /** Fires on `notifications/cancelled` (and when the session closes). */
-  signal: AbortSignal;
-  /** Reports `notifications/progress` when the request carried a progress token. */
-  progress: ProgressReporter;
-  log: Logger;
-  sessionId: string | undefined;
-  /** The effective roots, after the first client answer (bounded wait). */
-  roots(): Promise<RootsSnapshot>;
-  /**
-   * The path guard over the effective file roots. Throws a ToolError that tells the user how
-   * to configure access when no directory is allowed.
-   */
-  paths(): Promise<PathGuard>;
-  /** Client-side features; undefined when the client did not declare them. */
-  client: ClientFeatures;
-}
-
-export interface ClientFeatures {
-  sampling: boolean;
-  elicitation: boolean;
-  roots: boolean;
-  /** Sends `sampling/createMessage`; throws when the client lacks the capability. */
-  createMessage(params: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** Sends `elicitation/create`; throws when the client lacks the capability. */
-  elicit(params: Record<string, unknown>): Promise<Record<string, unknown>>;
-}
-
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject | undefined = undefined> {
   name: string;
+  /**
+   * The toolset it belongs to (one of the server's declared toolsets). Without one, the tool is
+   * part of the server's core and is on whenever read-only mode allows it.
+   */
+  toolset?: string;
   /** Shown to the model; say when to use the tool and what it returns. */
   description: string;
   input: I;
   /** When given, the result carries `structuredContent` validated against it. */
   output?: O;
   annotations: ToolAnnotations;
-  handler: (args: z.output<I>, ctx: RequestContext) => Promise<ToolReply<O extends z.ZodObject ? z.output<O> : undefined>>;
+  // Method syntax on purpose: a list of tools with different schemas is then a list of AnyTool.
+  handler(args: z.output<I>, ctx: RequestContext): Promise<ToolReply<O extends z.ZodObject ? z.output<O> : undefined>>;
 }
+
+/** Any tool definition, whatever its schemas: what a server's list of tools holds. */
+export type AnyToolDefinition = ToolDefinition<z.ZodObject, z.ZodObject | undefined>;
 
 /** The protocol-level shape of a tools/call result. */
 export interface CallToolResult {
@@ -115,8 +51,9 @@ export interface CallToolResult {
   isError?: boolean;
 }
 
-export function errorResult(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: redactSecrets(message) }], isError: true };
+/** An isError result; the message passes through the session's (or the process's) secret redaction. */
+export function errorResult(message: string, secrets: SecretScope = processSecrets): CallToolResult {
+  return { content: [{ type: 'text', text: secrets.redact(message) }], isError: true };
 }
 
 /** Human-readable summary of zod issues, for the model to correct its call. */
@@ -141,7 +78,7 @@ export async function runTool(
 ): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(rawArgs ?? {});
   if (!parsed.success) {
-    return errorResult(`Invalid arguments for ${tool.name}: ${describeZodError(parsed.error)}`);
+    return errorResult(`Invalid arguments for ${tool.name}: ${describeZodError(parsed.error)}`, ctx.secrets);
   }
   try {
     const reply = await tool.handler(parsed.data, ctx);
@@ -162,23 +99,23 @@ function toResult(tool: ToolDefinition<z.ZodObject, z.ZodObject | undefined>, re
     ctx.log.private('error', `tool ${tool.name} produced output that does not match its schema (error id ${id})`, {
       issues: describeZodError(checked.error),
     });
-    return errorResult(`${tool.name} failed unexpectedly (error id ${id}). The server log has the detail.`);
+    return errorResult(`${tool.name} failed unexpectedly (error id ${id}). The server log has the detail.`, ctx.secrets);
   }
   return { content, structuredContent: checked.data as Record<string, unknown> };
 }
 
-export function failureResult(toolName: string, error: unknown, ctx: Pick<RequestContext, 'log' | 'signal'>): CallToolResult {
-  if (error instanceof ToolError) return errorResult(error.message);
+export function failureResult(toolName: string, error: unknown, ctx: Pick<RequestContext, 'log' | 'signal' | 'secrets'>): CallToolResult {
+  if (error instanceof ToolError) return errorResult(error.message, ctx.secrets);
   if (error instanceof CancelledError || (ctx.signal.aborted && isAbortError(error))) {
-    return errorResult(`${toolName} was cancelled.`);
+    return errorResult(`${toolName} was cancelled.`, ctx.secrets);
   }
   const id = newErrorId();
   const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
   ctx.log.private('error', `tool ${toolName} failed unexpectedly (error id ${id}): ${detail}`);
-  return errorResult(`${toolName} failed unexpectedly (error id ${id}). The server log has the detail.`);
+  return errorResult(`${toolName} failed unexpectedly (error id ${id}). The server log has the detail.`, ctx.secrets);
 }
 
-function isAbortError(error: unknown): boolean {
+export function isAbortError(error: unknown): boolean {
   return error instanceof Error && (error.name === 'AbortError' || error.name === 'CancelledError');
 }
 
@@ -196,4 +133,33 @@ export function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Recor
   if (json.type !== 'object') json.type = 'object';
   jsonSchemaCache[io].set(schema, json);
   return json;
+}
+
+/**
+ * Types a tool declaration from its schemas (the handler's arguments and structured output are
+ * checked against them) and returns it as a member of a list of tools.
+ */
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject | undefined = undefined>(definition: ToolDefinition<I, O>): AnyToolDefinition {
+  return definition as unknown as AnyToolDefinition;
+}
+
+/** Makes one tool, or a close family of tools, from the server's process-wide configuration. */
+export type ToolFactory<C> = (config: C) => AnyToolDefinition | readonly AnyToolDefinition[];
+
+/**
+ * A server's tools as a list of factories, built once per configuration object: every session
+ * registers the same definitions (schemas, descriptions, handlers), so an idle HTTP session holds
+ * no schema or closure of its own, and JSON Schemas are converted once (they are cached per schema
+ * object). Handlers therefore must not keep per-session state in their closure: use `ctx`.
+ */
+export function toolList<C extends object>(factories: readonly ToolFactory<C>[]): (config: C) => readonly AnyToolDefinition[] {
+  const built = new WeakMap<C, readonly AnyToolDefinition[]>();
+  return (config) => {
+    let tools = built.get(config);
+    if (!tools) {
+      tools = factories.flatMap((make) => make(config));
+      built.set(config, tools);
+    }
+    return tools;
+  };
 }

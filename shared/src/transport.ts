@@ -4,12 +4,24 @@ import type { AddressInfo } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthInfo, SessionInfo } from './context.js';
 import type { Logger } from './logging.js';
 import type { SuiteServer } from './server.js';
 import { StdioTransport, type StdioTransportOptions } from './stdio.js';
 
-/** Builds the server for one session. */
-export type SessionFactory = () => SuiteServer | Promise<SuiteServer>;
+/**
+ * Builds the server for one session. Give `session` to the SuiteServer (its `session` option): it
+ * carries the session's identity and, over HTTP, the credentials it was opened with. Building must
+ * be cheap and touch nothing outside the process: the CLI builds one at start-up to check the
+ * tool selection.
+ */
+export type SessionFactory = (session: SessionInfo) => SuiteServer | Promise<SuiteServer>;
+
+/**
+ * Decides what a bearer token (or its absence) is worth: the session's credentials, or null to
+ * answer 401. Used for servers where every remote user brings their own token (a GitHub token).
+ */
+export type Authenticator = (bearerToken: string | undefined) => AuthInfo | null | Promise<AuthInfo | null>;
 
 export interface RunningTransport {
   close(): Promise<void>;
@@ -17,7 +29,7 @@ export interface RunningTransport {
 
 /** Serves one session over stdin/stdout. */
 export async function serveStdio(factory: SessionFactory, options: StdioTransportOptions = {}): Promise<RunningTransport & { server: SuiteServer }> {
-  const server = await factory();
+  const server = await factory({ id: randomUUID(), transport: 'stdio' });
   await server.connect(new StdioTransport(options));
   return { server, close: () => server.close() };
 }
@@ -25,8 +37,15 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
 export interface HttpOptions {
   port: number;
   host: string;
-  /** Bearer token clients must present; compared in constant time. */
+  /** One bearer token every client must present (a gate); compared in constant time. */
   authToken?: string;
+  /**
+   * Per-session credentials instead of one gate: every request's bearer token goes through this,
+   * and a session stays bound to the token it was opened with. Exclusive with `authToken`.
+   */
+  authenticate?: Authenticator;
+  /** Most sessions open at once; past it, new sessions get 503 with Retry-After (default 100). */
+  maxSessions?: number;
   /** Extra Host header values to accept (host or host:port). */
   allowedHosts?: string[];
   /** Extra Origin values to accept (scheme://host[:port]); loopback origins are always accepted. */
@@ -44,7 +63,8 @@ export interface RunningHttp extends RunningTransport {
   sessionCount(): number;
 }
 
-type HttpSession = { server: SuiteServer; lastSeen: number } & (
+/** A session stays bound to the token it was opened with: its digest, or undefined without one. */
+type HttpSession = { server: SuiteServer; lastSeen: number; tokenDigest: Buffer | undefined } & (
   | { kind: 'streamable'; transport: StreamableHTTPServerTransport }
   | { kind: 'sse'; transport: SSEServerTransport }
 );
@@ -62,10 +82,14 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/server/sse.js'),
   ]);
+  if (options.authToken && options.authenticate) throw new Error('authToken and authenticate exclude each other');
   const sessions = new Map<string, HttpSession>();
+  /** Sessions being set up (initialize in flight): they count against the cap too. */
+  let opening = 0;
   const idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  const tokenDigest = options.authToken ? sha256(options.authToken) : undefined;
+  const maxSessions = options.maxSessions ?? 100;
+  const gateDigest = options.authToken ? sha256(options.authToken) : undefined;
   let boundPort = options.port;
 
   const hostAllowed = (hostHeader: string | undefined): boolean => {
@@ -91,11 +115,20 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     }
   };
 
-  const authorized = (header: string | undefined): boolean => {
-    if (!tokenDigest) return true;
-    const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
-    return match !== null && timingSafeEqual(sha256(match[1]!.trim()), tokenDigest);
+  /** The request's credentials; null means 401. With no authentication configured, undefined. */
+  const authenticate = async (header: string | undefined): Promise<AuthInfo | undefined | null> => {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+    if (options.authenticate) return options.authenticate(bearer);
+    if (!gateDigest) return undefined;
+    return bearer !== undefined && timingSafeEqual(sha256(bearer), gateDigest) ? { token: bearer, clientId: 'auth-token' } : null;
   };
+
+  const sameToken = (session: HttpSession, auth: AuthInfo | undefined): boolean => {
+    if (session.tokenDigest === undefined || auth === undefined) return session.tokenDigest === undefined && auth === undefined;
+    return timingSafeEqual(session.tokenDigest, sha256(auth.token));
+  };
+
+  const full = (): boolean => sessions.size + opening >= maxSessions;
 
   const openSession = (id: string, session: HttpSession): void => {
     sessions.set(id, session);
@@ -111,13 +144,38 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     options.log.info('session closed', { sessions: sessions.size });
   };
 
+  /** The session a request names, if it exists and the request carries the token the session was opened with. */
+  const sessionFor = (id: string, kind: HttpSession['kind'], auth: AuthInfo | undefined, res: http.ServerResponse): HttpSession | undefined => {
+    const session = sessions.get(id);
+    if (session?.kind !== kind) {
+      reject(res, 404, kind === 'streamable' ? 'Session not found. Start a new session with an initialize request.' : 'Session not found.');
+      return undefined;
+    }
+    // Another token must not ride on a session it did not open (nor learn that it exists).
+    if (!sameToken(session, auth)) {
+      reject(res, 404, 'Session not found. Start a new session with an initialize request.');
+      return undefined;
+    }
+    session.lastSeen = Date.now();
+    return session;
+  };
+
+  const busy = (res: http.ServerResponse): void => {
+    // The earliest a slot can free up without a client closing one: the idle sweep.
+    res.setHeader('Retry-After', String(Math.max(1, Math.min(60, Math.ceil(idleTimeoutMs / 1000)))));
+    reject(res, 503, `Server busy: all ${maxSessions} sessions are in use. Retry later, or close sessions you no longer need.`);
+  };
+
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     if (!hostAllowed(req.headers.host)) return reject(res, 403, 'Forbidden: Host header not allowed.');
     if (!originAllowed(req.headers.origin)) return reject(res, 403, 'Forbidden: Origin not allowed.');
-    if (!authorized(req.headers.authorization)) {
+    const auth = await authenticate(req.headers.authorization);
+    if (auth === null) {
       res.setHeader('WWW-Authenticate', 'Bearer');
       return reject(res, 401, 'Unauthorized: a valid bearer token is required.');
     }
+    // The SDK hands req.auth to every handler as extra.authInfo.
+    if (auth) (req as http.IncomingMessage & { auth?: AuthInfo & { clientId: string; scopes: string[] } }).auth = { clientId: '', scopes: [], ...auth };
     const url = new URL(req.url ?? '/', 'http://localhost');
 
     if (url.pathname === '/mcp') {
@@ -125,31 +183,39 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       const body = req.method === 'POST' ? await readJson(req, maxBody).catch((e: Error) => e) : undefined;
       if (body instanceof Error) return reject(res, body.message === 'too large' ? 413 : 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
       if (sessionId) {
-        const session = sessions.get(sessionId);
-        if (session?.kind !== 'streamable') return reject(res, 404, 'Session not found. Start a new session with an initialize request.');
-        session.lastSeen = Date.now();
+        const session = sessionFor(sessionId, 'streamable', auth, res);
+        if (session?.kind !== 'streamable') return;
         return session.transport.handleRequest(req, res, body);
       }
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
         return reject(res, 400, 'Bad request: no session id; the first request must be initialize.');
       }
-      const server = await factory();
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
-        onsessioninitialized: (id): void => openSession(id, { kind: 'streamable', server, transport, lastSeen: Date.now() }),
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) void dropSession(transport.sessionId);
-      };
-      await server.connect(transport);
-      return transport.handleRequest(req, res, body);
+      if (full()) return busy(res);
+      opening += 1;
+      try {
+        const id = randomUUID();
+        const server = await factory({ id, transport: 'http', ...(auth ? { auth } : {}) });
+        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => id,
+          onsessioninitialized: (): void => openSession(id, { kind: 'streamable', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined }),
+        });
+        transport.onclose = () => void dropSession(id);
+        await server.connect(transport);
+        await transport.handleRequest(req, res, body);
+        // An initialize that failed leaves a server no session map holds: release it now.
+        if (!sessions.has(id)) await server.close();
+      } finally {
+        opening -= 1;
+      }
+      return;
     }
 
     if (url.pathname === '/sse' && req.method === 'GET') {
+      if (full()) return busy(res);
       const transport = new SSEServerTransport('/messages', res);
-      const server = await factory();
       const id = transport.sessionId;
-      openSession(id, { kind: 'sse', server, transport, lastSeen: Date.now() });
+      const server = await factory({ id, transport: 'sse', ...(auth ? { auth } : {}) });
+      openSession(id, { kind: 'sse', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined });
       transport.onclose = () => void dropSession(id);
       await server.connect(transport);
       return;
@@ -157,9 +223,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
 
     if (url.pathname === '/messages' && req.method === 'POST') {
       const id = url.searchParams.get('sessionId') ?? '';
-      const session = sessions.get(id);
-      if (session?.kind !== 'sse') return reject(res, 404, 'Session not found.');
-      session.lastSeen = Date.now();
+      const session = sessionFor(id, 'sse', auth, res);
+      if (session?.kind !== 'sse') return;
       const body = await readJson(req, maxBody).catch((e: Error) => e);
       if (body instanceof Error) return reject(res, 400, 'Bad request: invalid JSON.');
       return session.transport.handlePostMessage(req, res, body);

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/progress.js';
 import { FileChangedError, currentVersion } from '../src/file-version.js';
 import { PathGuard } from '../src/paths.js';
-import { ToolError } from '../src/tools.js';
+import { ToolError } from '../src/errors.js';
 import { withWriteLock } from '../src/write-locks.js';
 import { makeTempDir } from '../src/testing.js';
 

@@ -8,8 +8,8 @@ await runServer({
   version: VERSION,
   description: 'read, search and edit files inside the directories you allow',
   usage: '[--read-only] [--read-timeout SECONDS] [DIR...]',
+  writes: 'writes',
   flags: {
-    'read-only': { type: 'boolean', description: 'Do not register any tool that writes.' },
     'read-timeout': {
       type: 'string',
       valueName: 'SECONDS',
@@ -18,7 +18,7 @@ await runServer({
   },
   positionals: { name: 'DIR', min: 0 },
   examples: ['mcp-server-filesystem ~/code ~/notes', 'mcp-server-filesystem --read-only ~/code', 'mcp-server-filesystem --http --port 3001 ~/code'],
-  async prepare({ flags, positionals }, log) {
+  async prepare({ flags, positionals, selection }, log) {
     let directories: string[];
     try {
       directories = await resolveCliDirectories(positionals);
@@ -28,10 +28,10 @@ await runServer({
     const readTimeoutSeconds = integerFlag(flags['read-timeout'], 'read-timeout', DEFAULT_LIMITS.readTimeoutMs / 1000, { min: 1, max: 3600 });
     const changes = new ChangeHub();
     const limits = { ...DEFAULT_LIMITS, readTimeoutMs: readTimeoutSeconds * 1000 };
-    const config = { directories, aliases: positionals, readOnly: flags['read-only'] === true, changes, limits };
+    const config = { directories, aliases: positionals, readOnly: selection.readOnly === true, changes, limits };
     // In the background: a crash (kill -9, power loss) can leave temporary files of a write behind; they are
     // hidden from every listing, and removed here once their owner is gone. Start-up does not wait for it.
     void sweepTempFiles(directories, { log }).catch((error: unknown) => log.private('warning', `temporary-file sweep failed: ${String(error)}`));
-    return { createSession: () => buildServer(config), close: () => changes.close() };
+    return { createSession: (session) => buildServer(config, session), close: () => changes.close() };
   },
 });

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer } from '@suite/shared';
+import { SuiteServer, type SessionInfo } from '@suite/shared';
 import type { FilesystemConfig } from './config.js';
 import { registerReadTools } from './tools/read.js';
 import { registerListTools } from './tools/list.js';
@@ -20,24 +20,24 @@ const INSTRUCTIONS = `Reads, searches and (unless read-only) edits files inside 
 Call list_allowed_directories first to learn where you may work. Prefer search_content to find text and
 search_files to find names; use read_text_file with offset/limit (lines) or head/tail for large files.`;
 
-/** Builds the server for one session. */
-export function buildServer(config: FilesystemConfig): SuiteServer {
+/** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
+export function buildServer(config: FilesystemConfig, session?: SessionInfo): SuiteServer {
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,
     instructions: INSTRUCTIONS,
     roots: { directories: config.directories, aliases: config.aliases },
     changes: config.changes,
+    selection: { readOnly: config.readOnly },
+    ...(session ? { session } : {}),
   });
   registerReadTools(server, config);
   registerListTools(server, config);
   registerSearchTools(server, config);
   registerInfoTools(server, config);
-  if (!config.readOnly) {
-    registerWriteTools(server, config);
-    registerEditTool(server, config);
-    registerMoveTools(server, config);
-  }
+  registerWriteTools(server, config);
+  registerEditTool(server, config);
+  registerMoveTools(server, config);
   registerFileResources(server, config);
   return server;
 }

@@ -7,10 +7,10 @@
  * cancellation in flight, an ordinary command); otherwise it is destroyed.
  */
 import pg from 'pg';
-import { CancelledError, ToolError, registerSecret } from '@suite/shared';
+import { CancelledError, ToolError, redactSecrets, registerSecret } from '@suite/shared';
 import { runBounded, type BoundedResult } from './bounded-query.js';
-import type { PostgresLimits } from './config.js';
-import { QUERY_CANCELED, isDatabaseError, redactSecrets, toToolError } from './errors.js';
+import type { PostgresLimits } from './limits.js';
+import { QUERY_CANCELED, isDatabaseError, toToolError } from './errors.js';
 import { BUILTIN_TYPE_NAMES } from './values.js';
 
 /** Where we are connected, without credentials: for messages and resource URIs. */
@@ -88,16 +88,13 @@ export class Database {
   readonly pool: pg.Pool;
   readonly target: DatabaseTarget;
   readonly limits: PostgresLimits;
-  private readonly secrets: string[];
   private readonly typeNameCache = new Map<number, string>(BUILTIN_TYPE_NAMES);
 
   constructor(private readonly options: DatabaseOptions) {
     this.limits = options.limits;
     this.target = describeTarget(options.connectionString);
-    this.secrets = [passwordOf(options.connectionString), process.env.PGPASSWORD].filter((s): s is string => typeof s === 'string' && s.length > 0);
-    // A second layer: the shared logger and every isError result redact these too, whatever path a
-    // message takes to the client.
-    for (const secret of this.secrets) registerSecret(secret);
+    // Every message that reaches a client or a log passes the shared redactor, whatever path it takes.
+    for (const secret of [passwordOf(options.connectionString), process.env.PGPASSWORD]) registerSecret(secret);
     this.pool = new pg.Pool({ ...this.clientConfig(true), max: options.poolSize ?? 4, idleTimeoutMillis: 30_000 });
     // An idle pooled connection that dies (server restart) must not crash the process.
     this.pool.on('error', () => undefined);
@@ -124,7 +121,7 @@ export class Database {
 
   /** Removes credentials from a message. */
   redact(text: string): string {
-    return redactSecrets(text, this.secrets);
+    return redactSecrets(text);
   }
 
   /** Read-only transaction, always rolled back. */
@@ -147,7 +144,7 @@ export class Database {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw toToolError(error, undefined, this.secrets);
+      throw toToolError(error, undefined);
     }
     const state: TransactionState = { begun: false, clean: true, stopped: undefined, ending: undefined };
     let released = false;
@@ -218,7 +215,7 @@ export class Database {
         `The statement was cancelled on the server after the statement timeout (${this.limits.statementTimeoutMs} ms). Narrow the query (WHERE, LIMIT) or raise --statement-timeout.`,
       );
     }
-    return toToolError(error, sql, this.secrets);
+    return toToolError(error, sql);
   }
 
   private transactionApi(client: pg.PoolClient, mode: 'read-only' | 'read-write', state: TransactionState): Transaction {

@@ -3,15 +3,7 @@
  * and never a password.
  */
 import pg from 'pg';
-import { ToolError } from '@suite/shared';
-
-/** Replaces the password part of any connection URL, and any known secret, in a message. */
-export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(/([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1:***@');
-  out = out.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, '$1***');
-  for (const secret of secrets) if (secret.length >= 3) out = out.split(secret).join('***');
-  return out;
-}
+import { ToolError, redactSecrets } from '@suite/shared';
 
 export function isDatabaseError(error: unknown): error is pg.DatabaseError {
   return error instanceof pg.DatabaseError;
@@ -44,12 +36,16 @@ export function describeDatabaseError(error: pg.DatabaseError, sql?: string): st
   return lines.join('\n');
 }
 
-/** Maps a failure of a database call to a ToolError (or rethrows what is not ours to explain). */
-export function toToolError(error: unknown, sql: string | undefined, secrets: readonly string[]): unknown {
+/**
+ * Maps a failure of a database call to a ToolError (or rethrows what is not ours to explain).
+ * Messages pass through the shared redactor, which knows the connection's password (registered
+ * by Database) and every credential shape (URL passwords, password=...).
+ */
+export function toToolError(error: unknown, sql: string | undefined): unknown {
   if (error instanceof ToolError) return error;
-  if (isDatabaseError(error)) return new ToolError(redactSecrets(describeDatabaseError(error, sql), secrets), 'failed');
+  if (isDatabaseError(error)) return new ToolError(redactSecrets(describeDatabaseError(error, sql)), 'failed');
   if (error instanceof Error && isConnectionFailure(error)) {
-    return ToolError.unavailable(`The database is unreachable: ${redactSecrets(error.message, secrets)}. Check that PostgreSQL is running and the connection settings are right.`);
+    return ToolError.unavailable(`The database is unreachable: ${redactSecrets(error.message)}. Check that PostgreSQL is running and the connection settings are right.`);
   }
   return error;
 }

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-import { ChangeHub, Logger, UsageError, integerFlag, runServer } from '@suite/shared';
+import { ChangeHub, Logger, UsageError, integerFlag, redactSecrets, runServer } from '@suite/shared';
 import { DEFAULT_LIMITS, type PostgresLimits } from './config.js';
 import { Database } from './database.js';
-import { redactSecrets } from './errors.js';
 import { ChannelListener } from './listener.js';
 import { PRIVILEGED_FLAG, inspectRole, privilegeProblem, refusalMessage } from './privileges.js';
 import { VERSION, buildServer } from './server.js';
@@ -13,8 +12,8 @@ await runServer({
   version: VERSION,
   description: 'query and inspect a PostgreSQL database, read-only unless told otherwise',
   usage: '[--allow-write] [options] [postgresql://user@host:port/database]',
+  writes: 'read-only',
   flags: {
-    'allow-write': { type: 'boolean', description: 'Register the execute tool (one statement per call, in its own transaction).' },
     'statement-timeout': { type: 'string', valueName: 'MS', description: `Server-side statement_timeout (default ${DEFAULT_LIMITS.statementTimeoutMs}).` },
     'lock-timeout': { type: 'string', valueName: 'MS', description: `Server-side lock_timeout (default ${DEFAULT_LIMITS.lockTimeoutMs}).` },
     'idle-in-transaction-timeout': {
@@ -39,7 +38,7 @@ await runServer({
     'mcp-server-postgres --allow-write postgresql://app@db.internal:5432/shop',
     'PGHOST=localhost PGDATABASE=shop PGUSER=mcp_readonly mcp-server-postgres',
   ],
-  async prepare({ flags, positionals }, log: Logger) {
+  async prepare({ flags, positionals, selection }, log: Logger) {
     const connectionString = positionals[0] || process.env.DATABASE_URL || undefined;
     if (connectionString !== undefined && !/^postgres(ql)?:\/\//i.test(connectionString)) {
       throw new UsageError(`The database URL must start with postgresql:// or postgres://, got ${JSON.stringify(redactSecrets(connectionString))}.`);
@@ -54,7 +53,7 @@ await runServer({
       maxRows: integerFlag(flags['max-rows'], 'max-rows', DEFAULT_LIMITS.maxRows, { min: 1, max: 100_000 }),
       maxBytes: integerFlag(flags['max-result-bytes'], 'max-result-bytes', DEFAULT_LIMITS.maxBytes, { min: 1024, max: 3 * 1024 * 1024 }),
     };
-    const allowWrite = flags['allow-write'] === true;
+    const allowWrite = selection.readOnly === false;
     const database = new Database({ ...(connectionString ? { connectionString } : {}), readOnlySessions: !allowWrite, limits });
     const { host, port, database: name } = database.target;
     try {
@@ -74,7 +73,7 @@ await runServer({
     const listener = new ChannelListener(database, log.child('listen'));
     const config = { database, allowWrite, limits, changes, listener };
     return {
-      createSession: () => buildServer(config),
+      createSession: (session) => buildServer(config, session),
       close: async () => {
         await changes.close();
         await listener.close();

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CancelledError, ToolError, type ToolErrorKind } from '@suite/shared';
+import { CancelledError, ToolError, spawnManaged, type ManagedProcess, type ToolErrorKind } from '@suite/shared';
 
 /** One cell of a result row: integers beyond 2^53 arrive as strings, BLOBs as { $blob: base64 }. */
 export type Cell = string | number | null | { $blob: string };
@@ -61,10 +60,8 @@ type ChildMessage =
   | { type: 'result'; id: number; ok: true; result: unknown }
   | { type: 'result'; id: number; ok: false; kind: ToolErrorKind; message: string };
 
-type QueryChild = ChildProcessByStdio<Writable, Readable, null>;
-
 interface QueryProcess {
-  child: QueryChild;
+  child: ManagedProcess;
   ready: Promise<void>;
   busy: boolean;
   dead: boolean;
@@ -125,7 +122,7 @@ export class QueryExecutor {
     for (const p of [...this.all]) this.kill(p);
     // Wait (briefly) until each killed process has exited, so this process reaps it itself and
     // leaves no zombie behind for init to collect.
-    await Promise.all(children.map((child) => exited(child, 500)));
+    await Promise.all(children.map((child) => exitedWithin(child, 500)));
   }
 
   private async run(op: 'query' | 'write' | 'explain', request: QueryRequest, options: RunOptions): Promise<unknown> {
@@ -233,12 +230,11 @@ export class QueryExecutor {
     // Requests go in on stdin and answers come back on stdout, one JSON line each (see the
     // query process script for why not Node's IPC channel). The child's stdout is a pipe to us,
     // never the server's own stdout, which in stdio mode carries the protocol. Node flags of the
-    // server (test runners' loaders, the inspector) stay out of the child.
-    const child = spawn(process.execPath, [WORKER_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // server (test runners' loaders, the inspector, NODE_OPTIONS) stay out of the child, and so
+    // does the rest of the server's environment: user SQL has no business near its secrets.
+    // Being managed, the process is also stopped and reaped at shutdown if close() never runs.
+    const child = spawnManaged(process.execPath, [WORKER_SCRIPT], { stderr: 'inherit', passEnv: ['SQLITE_TMPDIR'] });
     const p: QueryProcess = { child, busy: false, dead: false, ready: Promise.resolve() };
-    // A process killed mid-write makes these streams fail; its exit is handled below.
-    child.stdin.on('error', () => undefined);
-    child.stdout.on('error', () => undefined);
     let onStartup: ((message: ChildMessage) => void) | undefined;
     p.ready = new Promise<void>((resolve, reject) => {
       onStartup = (message) => {
@@ -250,8 +246,8 @@ export class QueryExecutor {
           reject(ToolError.unavailable(`The database could not be opened: ${message.message}`));
         }
       };
-      child.once('exit', () => reject(ToolError.unavailable('The query process could not start.')));
-      child.once('error', () => reject(ToolError.unavailable('The query process could not start.')));
+      // Also when it could not be spawned at all; once ready, a later exit no longer matters here.
+      void child.exited.then(() => reject(ToolError.unavailable('The query process could not start.')));
     });
     p.ready.catch(() => undefined);
     readLines(child.stdout, (line) => {
@@ -260,13 +256,12 @@ export class QueryExecutor {
       if (onStartup) onStartup(message);
       else if (message.type === 'result' && p.current?.id === message.id) p.current.answer(message);
     });
-    child.on('exit', () => {
+    void child.exited.then(() => {
       const call = p.current;
       p.current = undefined;
       this.forget(p);
       call?.lost();
     });
-    child.on('error', () => this.kill(p));
     sendTo(child, { type: 'init', file: this.options.file, mode: this.options.mode, writableServer: this.options.writableServer, extensions: this.options.extensions, busyTimeoutMs: this.options.busyTimeoutMs });
     this.all.add(p);
     return p;
@@ -306,7 +301,7 @@ function parseChildLine(line: string): ChildMessage | undefined {
   }
 }
 
-function sendTo(child: QueryChild, message: Record<string, unknown>): void {
+function sendTo(child: ManagedProcess, message: Record<string, unknown>): void {
   // JSON.stringify escapes line breaks inside strings, so the newline ends the message.
   child.stdin.write(`${JSON.stringify(message)}\n`);
 }
@@ -334,11 +329,11 @@ function formatSeconds(ms: number): string {
 }
 
 /** Resolves once the child has exited, or after `limitMs`, whichever comes first. */
-function exited(child: QueryChild, limitMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+function exitedWithin(child: ManagedProcess, limitMs: number): Promise<void> {
+  if (child.hasExited) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, limitMs);
-    child.once('exit', () => {
+    void child.exited.then(() => {
       clearTimeout(timer);
       resolve();
     });

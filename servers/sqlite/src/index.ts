@@ -8,8 +8,8 @@ await runServer({
   version: VERSION,
   description: 'query a SQLite database, read-only unless you allow writes',
   usage: '[--allow-write] PATH.db | --demo',
+  writes: 'read-only',
   flags: {
-    'allow-write': { type: 'boolean', description: 'Register write_query and create_table (the file is opened read-only otherwise).' },
     demo: { type: 'boolean', description: 'Serve an embedded sample database (a small shop) instead of a file.' },
     timeout: { type: 'string', valueName: 'SECONDS', description: `Time limit of one query (default ${DEFAULT_LIMITS.timeoutMs / 1000}); calls may ask for less.` },
     'max-rows': { type: 'string', valueName: 'N', description: `Rows a query returns by default (default ${DEFAULT_LIMITS.defaultMaxRows}, at most ${DEFAULT_LIMITS.hardMaxRows}).` },
@@ -20,11 +20,12 @@ await runServer({
   },
   positionals: { name: 'PATH.db', min: 0, max: 1 },
   examples: ['mcp-server-sqlite ~/data/sales.db', 'mcp-server-sqlite --allow-write --timeout 10 ./scratch.db', 'mcp-server-sqlite --demo'],
-  async prepare({ flags, positionals }) {
+  async prepare({ flags, positionals, selection }) {
     const demo = flags.demo === true;
     if (demo && positionals.length > 0) throw new UsageError('Give either a database file or --demo, not both.');
     if (!demo && positionals.length === 0) throw new UsageError('Missing PATH.db (or use --demo to try the sample database).');
-    const allowWrite = flags['allow-write'] === true;
+    // --allow-write also opens the file writable; without it the file is opened read-only.
+    const allowWrite = selection.readOnly === false;
     const extensions = flags['load-extension'] ?? [];
     for (const [flag, given] of [['allow-attach', flags['allow-attach'] === true], ['allow-vacuum-into', flags['allow-vacuum-into'] === true], ['load-extension', extensions.length > 0]] as const) {
       if (given && !allowWrite) throw new UsageError(`--${flag} only applies with --allow-write (a read-only server never allows it).`);
@@ -44,7 +45,7 @@ await runServer({
     const changes = new ChangeHub();
     const config = { database, changes };
     return {
-      createSession: () => buildServer(config),
+      createSession: (session) => buildServer(config, session),
       close: async () => {
         await changes.close();
         await database.close();

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer } from '@suite/shared';
+import { SuiteServer, type SessionInfo } from '@suite/shared';
 import type { SqliteConfig } from './config.js';
 import { registerDemoPrompt } from './prompts/demo.js';
 import { registerExplorePrompt } from './prompts/explore.js';
@@ -26,11 +26,19 @@ and LIMIT. ${mode}`;
 }
 
 /** Builds the server for one session; the database (and its query processes) is shared. */
-export function buildServer(config: SqliteConfig): SuiteServer {
-  const server = new SuiteServer({ name: pkg.name, version: pkg.version, instructions: instructions(config), changes: config.changes });
+export function buildServer(config: SqliteConfig, session?: SessionInfo): SuiteServer {
+  const server = new SuiteServer({
+    name: pkg.name,
+    version: pkg.version,
+    instructions: instructions(config),
+    ...(config.changes ? { changes: config.changes } : {}),
+    // A database opened read-only exposes no tool that writes (its readOnlyHint is false).
+    selection: { readOnly: !config.database.writable },
+    ...(session ? { session } : {}),
+  });
   registerQueryTools(server, config);
   registerSchemaTools(server, config);
-  if (config.database.writable) registerWriteTools(server, config);
+  registerWriteTools(server, config);
   registerInsightTool(server, config);
   registerSchemaResources(server, config);
   registerInsightsResource(server, config);

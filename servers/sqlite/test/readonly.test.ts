@@ -48,7 +48,7 @@ describe('read-only mode holds', () => {
     const { tools } = await h.session.client.listTools();
     const names = tools.map((t) => t.name).sort();
     expect(names).toEqual(['append_insight', 'describe_table', 'explain_query', 'list_tables', 'read_query']);
-    for (const t of tools.filter((t) => t.name !== 'append_insight')) expect(t.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    for (const t of tools) expect(t.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
   });
 
   it.each([

@@ -112,6 +112,30 @@ describe('the built bin over stdio', () => {
     expect(queryProcesses.filter((pid) => existsSync(`/proc/${pid}`))).toEqual([]);
   });
 
+  it('keeps the secrets of the server out of the query processes, which see a scrubbed environment', async () => {
+    const env = { ...process.env, GITHUB_TOKEN: 'ghp_not-for-query-processes', PGPASSWORD: 'pg-not-for-query-processes', SQLITE_TMPDIR: dir };
+    const child = spawn(process.execPath, [BIN, file], { stdio: ['pipe', 'pipe', 'ignore'], env });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const send = (m: unknown): boolean => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_query', arguments: { sql: 'SELECT 1' } } });
+    try {
+      await waitUntil(() => out.includes('"id":2'), { what: 'the query answer' });
+      const [queryProcess] = childrenOf(child.pid!);
+      expect(queryProcess).toBeDefined();
+      const environ = readFileSync(`/proc/${queryProcess}/environ`, 'utf8').split('\0');
+      expect(environ.join('\n')).not.toMatch(/GITHUB_TOKEN|PGPASSWORD|not-for-query-processes/);
+      expect(environ).toContain(`SQLITE_TMPDIR=${dir}`);
+      expect(environ).toContain(`PATH=${process.env.PATH}`);
+    } finally {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.stdin.end();
+      await exited;
+    }
+  });
+
   it('exits with a clear message for a missing file and for flags that need --allow-write', () => {
     const missing = path.join(dir, 'typo.db');
     const run = spawnSync(process.execPath, [BIN, missing], { encoding: 'utf8', input: '' });

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { runServer } from '@suite/shared';
+import { TOOLSETS } from './config.js';
 import { VERSION, buildServer } from './server.js';
 
 await runServer({
@@ -7,12 +8,14 @@ await runServer({
   packageName: '@suite/server-__NAME__',
   version: VERSION,
   description: '__DESCRIPTION__',
-  usage: '[--uppercase]',
+  usage: '[--read-only] [--toolsets LIST] [--uppercase]',
+  writes: 'writes',
+  toolsets: TOOLSETS,
   flags: {
     uppercase: { type: 'boolean', description: 'Answer in capitals (an example of a server-specific flag).' },
   },
-  async prepare({ flags }) {
-    const config = { uppercase: flags.uppercase === true };
-    return { createSession: () => buildServer(config) };
+  async prepare({ flags, selection }) {
+    const config = { uppercase: flags.uppercase === true, notes: [] };
+    return { createSession: (session) => buildServer(config, selection, session) };
   },
 });

@@ -1,22 +1,34 @@
 import { createRequire } from 'node:module';
-import { SuiteServer } from '@suite/shared';
-import { registerCountWords } from './tools/count-words.js';
+import { SuiteServer, toolList, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { TOOLSETS, type __CONFIG__Config } from './config.js';
+import { summarizeNotes } from './prompts/summarize-notes.js';
+import { notesResource } from './resources/notes.js';
+import { countWords } from './tools/count-words.js';
+import { addNote, listNotes } from './tools/notes.js';
+
+export type { __CONFIG__Config } from './config.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
 export const VERSION = pkg.version;
 
-/** What every session of this server shares; parsed from the command line in index.ts. */
-export interface __CONFIG__Config {
-  uppercase: boolean;
-}
+/**
+ * Every tool the server has, built once per configuration and shared by all sessions; the
+ * selection (toolsets, read-only) decides what a session sees.
+ */
+const tools = toolList<__CONFIG__Config>([countWords, addNote, listNotes]);
 
-/** Builds the server for one session: register tools, resources and prompts here. */
-export function buildServer(config: __CONFIG__Config): SuiteServer {
+/** Builds the server for one session: it only assembles; each feature lives in its own file. */
+export function buildServer(config: __CONFIG__Config, selection: ToolSelection = {}, session?: SessionInfo): SuiteServer {
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,
     instructions: 'Describe here, for the model, when to use this server and how.',
+    toolsets: TOOLSETS,
+    selection,
+    ...(session ? { session } : {}),
   });
-  registerCountWords(server, config);
+  server.tools(tools(config));
+  server.resource(notesResource(config));
+  server.prompt(summarizeNotes());
   return server;
 }

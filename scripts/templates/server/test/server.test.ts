@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectInProcess, spawnServer, type TestSession } from '@suite/shared/testing';
-import { buildServer } from '../src/server.js';
+import { connectInProcess, spawnServer, toolCatalog, type TestSession } from '@suite/shared/testing';
+import { buildServer, type __CONFIG__Config } from '../src/server.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
+const config = (): __CONFIG__Config => ({ uppercase: false, notes: [] });
 
 describe('@suite/server-__NAME__', () => {
   let session: TestSession | undefined;
@@ -13,28 +14,50 @@ describe('@suite/server-__NAME__', () => {
     session = undefined;
   });
 
-  it('lists its tools with annotations', async () => {
-    session = await connectInProcess(buildServer({ uppercase: false }));
-    const { tools } = await session.client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['count_words']);
-    expect(tools[0]!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+  it('lists its tools with annotations (snapshot: a change to the tool surface is a reviewed diff)', async () => {
+    session = await connectInProcess(buildServer(config()));
+    expect(await session.toolNames()).toEqual(['count_words', 'add_note', 'list_notes']);
+    await expect(await toolCatalog(session.client)).toMatchFileSnapshot('./__snapshots__/tools.json');
   });
 
   it('counts words, with structured output', async () => {
-    session = await connectInProcess(buildServer({ uppercase: false }));
+    session = await connectInProcess(buildServer(config()));
     const out = await session.callTool('count_words', { text: 'one two\nthree' });
     expect(out).toMatchObject({ isError: false, text: '3 words, 2 lines', structured: { words: 3, lines: 2 } });
   });
 
   it('reports bad input as an isError result', async () => {
-    session = await connectInProcess(buildServer({ uppercase: false }));
+    session = await connectInProcess(buildServer(config()));
     const out = await session.callTool('count_words', { text: 42 });
     expect(out.isError).toBe(true);
     expect(out.text).toMatch(/text/);
   });
 
+  it('read-only mode removes the tools that write, and only those', async () => {
+    session = await connectInProcess(buildServer(config(), { readOnly: true }));
+    expect(await session.toolNames()).toEqual(['count_words', 'list_notes']);
+    await expect(session.callTool('add_note', { note: 'x' })).rejects.toThrow(/Unknown tool: add_note/);
+  });
+
+  it('exposes only the chosen toolsets', async () => {
+    session = await connectInProcess(buildServer(config(), { toolsets: ['text'] }));
+    expect(await session.toolNames()).toEqual(['count_words']);
+  });
+
+  it('embeds the notes resource in its prompt', async () => {
+    const shared = config();
+    session = await connectInProcess(buildServer(shared));
+    await session.callTool('add_note', { note: 'buy milk' });
+    expect((await session.readResource('notes://all')).text).toBe('buy milk');
+    const prompt = await session.getPrompt('summarize-notes', { style: 'prose' });
+    expect(prompt.resources).toEqual([{ uri: 'notes://all', mimeType: 'text/plain', text: 'buy milk' }]);
+    expect(prompt.text).toMatch(/short paragraph/);
+    expect((await session.complete({ prompt: 'summarize-notes' }, 'style', 'b')).values).toEqual(['bullets']);
+  });
+
   it('runs as a stdio bin with its flags', async () => {
-    session = await spawnServer(BIN, ['--uppercase']);
+    session = await spawnServer(BIN, ['--uppercase', '--read-only']);
     expect((await session.callTool('count_words', { text: 'a b' })).text).toBe('2 WORDS, 1 LINES');
+    expect(await session.toolNames()).not.toContain('add_note');
   });
 });

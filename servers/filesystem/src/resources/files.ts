@@ -62,13 +62,13 @@ export function registerFileResources(server: SuiteServer, config: FilesystemCon
     const key = `filesystem-files:${dirs.join('\u0000')}`;
     if (watchedKey === key) return key;
     // The roots changed (client roots): stop watching the old set for this session.
-    if (watchedKey) await config.changes.unwatchListing(server.sessionKey, watchedKey);
+    if (watchedKey) await config.changes.unwatchListing(server.sessionId, watchedKey);
     watchedKey = key;
-    await config.changes.watchListing(server.sessionKey, key, [...dirs], { depth: LIST_MAX_DEPTH - 1, ignored: skippedPathFilter(dirs) });
+    await config.changes.watchListing(server.sessionId, key, [...dirs], { depth: LIST_MAX_DEPTH - 1, ignored: skippedPathFilter(dirs) });
     return key;
   };
   server.onClose(async () => {
-    if (watchedKey) await config.changes.unwatchListing(server.sessionKey, watchedKey);
+    if (watchedKey) await config.changes.unwatchListing(server.sessionId, watchedKey);
     watchedKey = undefined;
     snapshot = undefined;
   });

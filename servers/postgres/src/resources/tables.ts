@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ToolError, decodeCursor, encodeCursor, type SuiteServer } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import { describeTable, listSchemas, listTables } from '../catalog.js';
-import { baseUri, decodeSegment, tableSchemaUri } from './uris.js';
+import { baseUri, tableSchemaUri } from './uris.js';
 
 const PAGE = 200;
 
@@ -17,8 +17,8 @@ export function registerTableResources(server: SuiteServer, config: PostgresConf
     description: 'Columns, keys, indexes, constraints and comments of a table or view, as JSON.',
     mimeType: 'application/json',
     async read(uri, variables, ctx) {
-      const schema = decodeSegment(variables.schema ?? '');
-      const table = decodeSegment(variables.table ?? '');
+      const schema = variables.schema;
+      const table = variables.table;
       if (!schema || !table) throw ToolError.invalidArgument(`Malformed table resource URI: ${uri}`);
       const description = await database.readOnly(ctx.signal, (tx) => describeTable(tx, schema, table));
       return { uri, mimeType: 'application/json', text: JSON.stringify(description, null, 2) };

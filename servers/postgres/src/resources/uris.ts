@@ -15,12 +15,3 @@ export function tableSchemaUri(target: DatabaseTarget, schema: string, table: st
 export function channelUri(target: DatabaseTarget, channel: string): string {
   return `${baseUri(target)}/channel/${encodeURIComponent(channel)}`;
 }
-
-/** Decodes one template variable; undefined when it is not valid percent-encoding. */
-export function decodeSegment(value: string): string | undefined {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return undefined;
-  }
-}

@@ -13,7 +13,7 @@ export function registerSchemaResources(server: SuiteServer, config: SqliteConfi
     description: 'Every CREATE statement of the database (tables, views, indexes, triggers). Subscribe to hear when the database changes.',
     mimeType: 'application/sql',
     read: async () => ({ uri: db.schemaUri, mimeType: 'application/sql', text: schemaSql(db) }),
-    subscribe: async () => databaseChangeSource(config, db.schemaUri),
+    subscribe: async () => databaseChangeSource(db.file),
   });
 
   const prefix = `sqlite://${db.name}/tables/`;
@@ -24,7 +24,7 @@ export function registerSchemaResources(server: SuiteServer, config: SqliteConfi
     description: 'Columns, indexes, foreign keys and the CREATE statement of one table or view, as JSON.',
     mimeType: 'application/json',
     read: async (uri, vars) => {
-      const description = describeTable(db, decodeURIComponent(vars.table ?? ''));
+      const description = describeTable(db, vars.table ?? '');
       return { uri, mimeType: 'application/json', text: JSON.stringify(description, null, 2) };
     },
     list: async () => ({
@@ -35,10 +35,10 @@ export function registerSchemaResources(server: SuiteServer, config: SqliteConfi
         mimeType: 'application/json',
       })),
     }),
-    complete: { table: (value) => completeTableName(db, decodeURIComponent(value)) },
+    complete: { table: (value) => completeTableName(db, value) },
     subscribe: async (uri, vars) => {
-      requireTable(db, decodeURIComponent(vars.table ?? ''));
-      return databaseChangeSource(config, uri);
+      requireTable(db, vars.table ?? '');
+      return databaseChangeSource(db.file);
     },
   });
 }

@@ -17,8 +17,10 @@ export function registerInsightTool(server: SuiteServer, config: SqliteConfig): 
     description: `Adds a business insight discovered from the data to the ${INSIGHTS_URI} memo resource.`,
     input: z.object({ insight: z.string().trim().min(1).max(10_000).describe('The insight, in a sentence or two') }),
     output: z.object({ count: z.number().int() }),
-    // Changes only the in-memory memo, never the database.
-    annotations: { title: 'Record an insight', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    // Read-only in the sense read-only mode protects: it records into this server's own in-memory
+    // memo and never touches the database or anything else of the user's, so it stays available
+    // (the demo prompt relies on it) when the database is read-only.
+    annotations: { title: 'Record an insight', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async ({ insight }) => {
       if (insights.length >= MAX_INSIGHTS) insights.shift();
       insights.push(insight);

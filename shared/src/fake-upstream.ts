@@ -1,0 +1,196 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A real HTTP server on 127.0.0.1 standing in for an API the machines cannot reach (GitHub): the
+ * server under test talks to it over real sockets, with real headers, status codes and bodies.
+ * Routes answer requests, every request is recorded, and faults (an error status, a delay, a
+ * dropped connection) can be injected for the next N matching requests.
+ */
+
+export interface FakeRequest {
+  method: string;
+  /** The path without the query, percent-encoded as it arrived. */
+  path: string;
+  query: URLSearchParams;
+  headers: http.IncomingHttpHeaders;
+  /** Parsed JSON when the body is JSON, the text otherwise, undefined when empty. */
+  body: unknown;
+  /** Named segments of the route pattern, percent-decoded (`*name` captures the rest of the path). */
+  params: Record<string, string>;
+}
+
+export interface FakeResponse {
+  status?: number;
+  headers?: Record<string, string>;
+  /** Sent as application/json. */
+  json?: unknown;
+  /** Sent as is (text/plain unless a content-type header says otherwise). */
+  body?: string | Buffer;
+}
+
+export type FakeRoute = (request: FakeRequest) => FakeResponse | Promise<FakeResponse>;
+
+export interface FakeFault {
+  method?: string;
+  /** A route-style pattern, a RegExp on the path, or omitted for any path. */
+  path?: string | RegExp;
+  /** How many matching requests it affects (default 1). */
+  times?: number;
+  /** Answer with this instead of the route... */
+  response?: FakeResponse;
+  /** ...or first wait this long (then answer normally, or with `response`)... */
+  delayMs?: number;
+  /** ...or drop the connection without an answer. */
+  reset?: boolean;
+}
+
+export interface FakeUpstream {
+  /** Base URL, e.g. http://127.0.0.1:43210 (no trailing slash). */
+  url: string;
+  /**
+   * Adds a route. Patterns are paths with `:name` segments and an optional final `*name` for the
+   * rest (`/repos/:owner/:repo/contents/*path`). Later routes win over earlier ones.
+   */
+  route(method: string, pattern: string, handler: FakeRoute): void;
+  fault(fault: FakeFault): void;
+  /** Every request received, in order. */
+  readonly requests: FakeRequest[];
+  close(): Promise<void>;
+}
+
+interface CompiledRoute {
+  method: string;
+  match: (path: string) => Record<string, string> | undefined;
+  handler: FakeRoute;
+}
+
+function compile(pattern: string): (path: string) => Record<string, string> | undefined {
+  const names: string[] = [];
+  const source = pattern
+    .split('/')
+    .map((segment) => {
+      if (segment.startsWith(':')) {
+        names.push(segment.slice(1));
+        return '([^/]+)';
+      }
+      if (segment.startsWith('*')) {
+        names.push(segment.slice(1));
+        return '(.+)';
+      }
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  const regex = new RegExp(`^${source}/?$`);
+  return (path) => {
+    const m = regex.exec(path);
+    if (!m) return undefined;
+    const params: Record<string, string> = {};
+    names.forEach((name, i) => {
+      const raw = m[i + 1] ?? '';
+      try {
+        params[name] = decodeURIComponent(raw);
+      } catch {
+        params[name] = raw;
+      }
+    });
+    return params;
+  };
+}
+
+async function readBody(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  if (chunks.length === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (/json/i.test(req.headers['content-type'] ?? '') || /^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function send(res: http.ServerResponse, response: FakeResponse): void {
+  const headers: Record<string, string> = { ...response.headers };
+  let payload: string | Buffer = '';
+  if (response.json !== undefined) {
+    payload = JSON.stringify(response.json);
+    headers['content-type'] ??= 'application/json; charset=utf-8';
+  } else if (response.body !== undefined) {
+    payload = response.body;
+    headers['content-type'] ??= 'text/plain; charset=utf-8';
+  }
+  res.writeHead(response.status ?? 200, headers);
+  res.end(payload);
+}
+
+/** Starts a fake upstream on a free port of 127.0.0.1. */
+export async function startFakeUpstream(): Promise<FakeUpstream> {
+  const routes: CompiledRoute[] = [];
+  const faults: (FakeFault & { left: number; matchPath: (path: string) => boolean })[] = [];
+  const requests: FakeRequest[] = [];
+
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const body = await readBody(req);
+      const method = (req.method ?? 'GET').toUpperCase();
+      const request: FakeRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body, params: {} };
+      requests.push(request);
+
+      const fault = faults.find((f) => f.left > 0 && (!f.method || f.method.toUpperCase() === method) && f.matchPath(url.pathname));
+      if (fault) {
+        fault.left -= 1;
+        if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
+        if (fault.reset) {
+          req.socket.destroy();
+          return;
+        }
+        if (fault.response) return send(res, fault.response);
+      }
+
+      for (let i = routes.length - 1; i >= 0; i--) {
+        const route = routes[i]!;
+        if (route.method !== method && route.method !== '*') continue;
+        const params = route.match(url.pathname);
+        if (!params) continue;
+        request.params = params;
+        return send(res, await route.handler(request));
+      }
+      send(res, { status: 404, json: { message: 'Not Found' } });
+    })().catch((error: unknown) => {
+      if (!res.headersSent) send(res, { status: 500, json: { message: `fake upstream failed: ${String(error)}` } });
+      else res.end();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    route(method, pattern, handler) {
+      routes.push({ method: method.toUpperCase(), match: compile(pattern), handler });
+    },
+    fault(fault) {
+      const matchPath =
+        fault.path === undefined
+          ? () => true
+          : fault.path instanceof RegExp
+            ? (p: string) => (fault.path as RegExp).test(p)
+            : (p: string) => compile(fault.path as string)(p) !== undefined;
+      faults.push({ ...fault, left: fault.times ?? 1, matchPath });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

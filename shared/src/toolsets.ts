@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import { ToolError, UsageError } from './errors.js';
+import type { ToolAnnotations, ToolDefinition } from './tools.js';
+
+/** A named group of tools a user can switch on or off (`--toolsets repos,issues`). */
+export interface ToolsetInfo {
+  name: string;
+  description: string;
+  /** On when the user names no toolsets. */
+  default?: boolean;
+}
+
+/**
+ * Which tools a session exposes. Read-only mode wins over everything: it removes every tool whose
+ * `readOnlyHint` is false, whichever toolset or `--tools` entry asked for it.
+ */
+export interface ToolSelection {
+  readOnly?: boolean;
+  /** Toolset names; `all` means every toolset, `default` the default ones. Omitted: the defaults. */
+  toolsets?: readonly string[];
+  /** Individual tools, on top of the toolsets. Given without `toolsets`, only these tools are on. */
+  tools?: readonly string[];
+  /** Start with no toolset on (beyond those named) and let the model enable them with meta-tools. */
+  dynamic?: boolean;
+}
+
+type AnyTool = Pick<ToolDefinition<z.ZodObject, z.ZodObject | undefined>, 'name' | 'toolset' | 'annotations' | 'description'>;
+
+/**
+ * The decision of what is registered, kept as data: the server asks `allows(tool)` and never a tool
+ * itself checks a flag.
+ */
+export class ToolGate {
+  readonly readOnly: boolean;
+  readonly dynamic: boolean;
+  private readonly enabled = new Set<string>();
+  private readonly extraTools: ReadonlySet<string>;
+
+  constructor(
+    readonly toolsets: readonly ToolsetInfo[],
+    selection: ToolSelection = {},
+  ) {
+    this.readOnly = selection.readOnly === true;
+    this.dynamic = selection.dynamic === true;
+    this.extraTools = new Set(selection.tools ?? []);
+    const known = new Set(toolsets.map((t) => t.name));
+    const requested = selection.toolsets;
+    for (const name of requested ?? []) {
+      if (name !== 'all' && name !== 'default' && !known.has(name)) throw new UsageError(unknownToolsetMessage(name, toolsets));
+    }
+    if (requested !== undefined) {
+      for (const name of requested) {
+        if (name === 'all') toolsets.forEach((t) => this.enabled.add(t.name));
+        else if (name === 'default') toolsets.filter((t) => t.default).forEach((t) => this.enabled.add(t.name));
+        else this.enabled.add(name);
+      }
+    } else if (!this.dynamic && this.extraTools.size === 0) {
+      toolsets.filter((t) => t.default).forEach((t) => this.enabled.add(t.name));
+    }
+  }
+
+  /** Whether a tool's toolset (or the tool itself) is switched on; read-only mode is applied separately. */
+  selected(tool: AnyTool): boolean {
+    return tool.toolset === undefined || this.enabled.has(tool.toolset) || this.extraTools.has(tool.name);
+  }
+
+  /** Whether read-only mode leaves this tool in. */
+  permitted(tool: AnyTool): boolean {
+    return !this.readOnly || tool.annotations.readOnlyHint;
+  }
+
+  allows(tool: AnyTool): boolean {
+    return this.permitted(tool) && this.selected(tool);
+  }
+
+  isEnabled(toolset: string): boolean {
+    return this.enabled.has(toolset);
+  }
+
+  /** Switches a toolset on; false when it already was. */
+  enable(toolset: string): boolean {
+    if (!this.toolsets.some((t) => t.name === toolset)) throw ToolError.invalidArgument(unknownToolsetMessage(toolset, this.toolsets));
+    if (this.enabled.has(toolset)) return false;
+    this.enabled.add(toolset);
+    return true;
+  }
+
+  /** Names given with `--tools` that no registered tool has (a typo the user should hear about). */
+  unknownTools(registered: Iterable<string>): string[] {
+    const names = new Set(registered);
+    return [...this.extraTools].filter((n) => !names.has(n));
+  }
+}
+
+function unknownToolsetMessage(name: string, toolsets: readonly ToolsetInfo[]): string {
+  return `Unknown toolset ${JSON.stringify(name)}. Available: ${toolsets.map((t) => t.name).join(', ')} (or all, default).`;
+}
+
+/** What the dynamic-toolset meta-tools need from the server. */
+export interface ToolsetHost {
+  gate: ToolGate;
+  /** Every registered tool, whether exposed or not. */
+  allTools(): AnyTool[];
+  /** Switches a toolset on for this session and tells the client its tool list changed. */
+  enableToolset(name: string): string[];
+}
+
+const META: Omit<ToolAnnotations, 'title'> = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+const TOOLSET_ARG = z.object({ toolset: z.string().min(1).max(100).describe('A toolset name from list_available_toolsets.') });
+
+const TOOLSET_LIST = z.object({
+  toolsets: z.array(z.object({ name: z.string(), description: z.string(), enabled: z.boolean(), tools: z.number().int() })),
+});
+
+const TOOL_LIST = z.object({
+  toolset: z.string(),
+  enabled: z.boolean(),
+  tools: z.array(z.object({ name: z.string(), description: z.string(), readOnly: z.boolean() })),
+});
+
+/**
+ * The three meta-tools of dynamic mode: the model sees only these at first, and enables what the
+ * task needs; the tool list then grows with `notifications/tools/list_changed`.
+ */
+export function dynamicToolsetTools(host: ToolsetHost): ToolDefinition<z.ZodObject, z.ZodObject>[] {
+  const permittedIn = (toolset: string): AnyTool[] => host.allTools().filter((t) => t.toolset === toolset && host.gate.permitted(t));
+  const list: ToolDefinition<z.ZodObject<Record<string, never>>, typeof TOOLSET_LIST> = {
+    name: 'list_available_toolsets',
+    description: 'Lists the toolsets this server offers, whether each is enabled, and how many tools it has. Enable one with enable_toolset.',
+    input: z.object({}),
+    output: TOOLSET_LIST,
+    annotations: { title: 'List available toolsets', ...META },
+    handler: async () => {
+      const toolsets = host.gate.toolsets.map((t) => ({ name: t.name, description: t.description, enabled: host.gate.isEnabled(t.name), tools: permittedIn(t.name).length }));
+      const text = toolsets.map((t) => `${t.name}${t.enabled ? ' (enabled)' : ''}: ${t.description} [${t.tools} tools]`).join('\n');
+      return { text, structured: { toolsets } };
+    },
+  };
+  const describe: ToolDefinition<typeof TOOLSET_ARG, typeof TOOL_LIST> = {
+    name: 'get_toolset_tools',
+    description: 'Lists the tools of one toolset with their descriptions, so you can decide whether to enable it.',
+    input: TOOLSET_ARG,
+    output: TOOL_LIST,
+    annotations: { title: 'Describe a toolset', ...META },
+    handler: async ({ toolset }) => {
+      if (!host.gate.toolsets.some((t) => t.name === toolset)) throw ToolError.invalidArgument(unknownToolsetMessage(toolset, host.gate.toolsets));
+      const tools = permittedIn(toolset).map((t) => ({ name: t.name, description: t.description, readOnly: t.annotations.readOnlyHint }));
+      const enabled = host.gate.isEnabled(toolset);
+      const text = [`${toolset}${enabled ? ' (enabled)' : ''}:`, ...tools.map((t) => `- ${t.name}: ${firstLine(t.description)}`)].join('\n');
+      return { text, structured: { toolset, enabled, tools } };
+    },
+  };
+  const enable: ToolDefinition<typeof TOOLSET_ARG, z.ZodObject<{ toolset: z.ZodString; added: z.ZodArray<z.ZodString> }>> = {
+    name: 'enable_toolset',
+    description: 'Enables a toolset for this session: its tools are added to your tool list (read-only mode still applies).',
+    input: TOOLSET_ARG,
+    output: z.object({ toolset: z.string(), added: z.array(z.string()) }),
+    annotations: { title: 'Enable a toolset', ...META },
+    handler: async ({ toolset }) => {
+      const added = host.enableToolset(toolset);
+      const text = added.length > 0 ? `Enabled ${toolset}: ${added.join(', ')} are now available.` : `${toolset} was already enabled; no tools were added.`;
+      return { text, structured: { toolset, added } };
+    },
+  };
+  return [list, describe, enable] as unknown as ToolDefinition<z.ZodObject, z.ZodObject>[];
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 160 ? `${line.slice(0, 157)}...` : line;
+}

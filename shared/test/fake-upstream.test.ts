@@ -1,0 +1,45 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../src/testing.js';
+
+describe('fake upstream HTTP server', () => {
+  let upstream: FakeUpstream | undefined;
+  afterEach(async () => {
+    await upstream?.close();
+    upstream = undefined;
+  });
+
+  it('routes by method and pattern, decodes params, and records every request', async () => {
+    upstream = await startFakeUpstream();
+    upstream.route('GET', '/repos/:owner/:repo/contents/*path', (req) => ({ json: { ...req.params, ref: req.query.get('ref') }, headers: { etag: '"v1"' } }));
+    upstream.route('POST', '/repos/:owner/:repo/issues', (req) => ({ status: 201, json: { created: req.body } }));
+    const got = await fetch(`${upstream.url}/repos/octo/hello%20world/contents/src/a%20b.ts?ref=main`, { headers: { authorization: 'token abc' } });
+    expect(got.status).toBe(200);
+    expect(got.headers.get('etag')).toBe('"v1"');
+    expect(await got.json()).toEqual({ owner: 'octo', repo: 'hello world', path: 'src/a b.ts', ref: 'main' });
+    const posted = await fetch(`${upstream.url}/repos/octo/r/issues`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 't' }) });
+    expect(posted.status).toBe(201);
+    expect(await posted.json()).toEqual({ created: { title: 't' } });
+    expect((await fetch(`${upstream.url}/nothing`)).status).toBe(404);
+    expect(upstream.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /repos/octo/hello%20world/contents/src/a%20b.ts', 'POST /repos/octo/r/issues', 'GET /nothing']);
+    expect(upstream.requests[0]!.headers.authorization).toBe('token abc');
+  });
+
+  it('injects faults for the next N matching requests: a status, a delay, a dropped connection', async () => {
+    upstream = await startFakeUpstream();
+    upstream.route('GET', '/ok', () => ({ body: 'fine' }));
+    upstream.fault({ path: '/ok', times: 2, response: { status: 503, json: { message: 'down' }, headers: { 'retry-after': '3' } } });
+    const first = await fetch(`${upstream.url}/ok`);
+    expect([first.status, first.headers.get('retry-after')]).toEqual([503, '3']);
+    expect((await fetch(`${upstream.url}/ok`)).status).toBe(503);
+    expect(await (await fetch(`${upstream.url}/ok`)).text()).toBe('fine');
+
+    upstream.fault({ path: /^\/ok$/, delayMs: 300 });
+    const started = Date.now();
+    expect(await (await fetch(`${upstream.url}/ok`)).text()).toBe('fine');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+
+    upstream.fault({ method: 'GET', path: '/ok', reset: true });
+    await expect(fetch(`${upstream.url}/ok`)).rejects.toThrow();
+    expect(await (await fetch(`${upstream.url}/ok`)).text()).toBe('fine');
+  });
+});
