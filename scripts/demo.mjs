@@ -71,9 +71,9 @@ try {
   const first = tables.structuredContent?.tables?.[0]?.name ?? tables.structuredContent?.tables?.[0];
   if (typeof first === 'string') {
     await call(db, 'describe_table', { table_name: first });
-    await call(db, 'read_query', { sql: `SELECT * FROM "${first.replace(/"/g, '""')}" LIMIT 3` });
+    await call(db, 'read_query', { query: `SELECT * FROM "${first.replace(/"/g, '""')}" LIMIT 3` });
   }
-  await call(db, 'read_query', { sql: 'DELETE FROM customers' });
+  await call(db, 'read_query', { query: 'DELETE FROM customers' });
   await db.close();
   console.log(`\n${bold('Done.')} Add a server to your client: see README.md, "Use a server in Claude Desktop".`);
 } finally {

@@ -28,7 +28,7 @@ export type {
   ResourceLinkContent,
 } from './context.js';
 export { ToolError, UpstreamError, ERROR_CODES, type ToolErrorKind } from './errors.js';
-export { errorResult, describeZodError, type ToolAnnotations, toolList, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './tools.js';
+export { errorResult, describeZodError, type ToolAnnotations, toolList, defineTool, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './tools.js';
 export { ToolGate, type ToolsetInfo, type ToolSelection } from './toolsets.js';
 export type {
   ResourceContents,
@@ -42,10 +42,23 @@ export type {
 } from './resources.js';
 export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './roots.js';
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './paths.js';
-export { ChangeHub, type ChangeSource, type ChangeSink, type ChangeHubOptions } from './subscriptions.js';
+export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './file-version.js';
+export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './write-locks.js';
+export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './temp-files.js';
+export {
+  ChangeHub,
+  fileSignature,
+  type ChangeContext,
+  type ChangeSetup,
+  type ChangeSource,
+  type ChangeSink,
+  type ChangeHubOptions,
+  type WatchFault,
+} from './subscriptions.js';
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
 export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
+export { TimeBudget } from './time-budget.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { ProtocolError } from './protocol-errors.js';
 export {
@@ -60,3 +73,4 @@ export {
   type ChildEnvironmentOptions,
 } from './process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transport.js';
+export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './stdio.js';

@@ -5,7 +5,7 @@ import type { SqliteDatabase } from '../database.js';
 import type { ChangeResult, Params, RowsResult } from '../executor.js';
 import { isCreateTable, statementKind } from '../sql-keywords.js';
 import { rowsText } from './query.js';
-import { CELL, PARAMS, SQL, callTimeoutMs, timeoutArg } from '../tool-schemas.js';
+import { CELL, PARAMS, callTimeoutMs, requireStatement, statementArguments, statementOf, timeoutArg } from '../tool-schemas.js';
 
 const WRITE_OUTPUT = z.object({
   changes: z.number().int(),
@@ -65,11 +65,11 @@ export function registerWriteTools(server: SuiteServer, config: SqliteConfig): v
     description:
       'Runs one statement that changes the database: INSERT, UPDATE, DELETE (with optional RETURNING), or DDL such as ALTER/DROP/CREATE INDEX. ' +
       'Use placeholders with params for values. SELECT belongs in read_query.',
-    input: z.object({ sql: SQL.describe('One INSERT/UPDATE/DELETE or DDL statement'), params: PARAMS, timeoutSeconds: timeoutArg(limits) }),
+    input: requireStatement(z.object({ ...statementArguments('One INSERT/UPDATE/DELETE or DDL statement'), params: PARAMS, timeoutSeconds: timeoutArg(limits) })),
     output: WRITE_OUTPUT,
     annotations: { title: 'Change the database', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    handler: async ({ sql, params, timeoutSeconds }, ctx) => {
-      const result = await runWrite(config, sql, params, timeoutSeconds, ctx.signal, 'write_query');
+    handler: async (args, ctx) => {
+      const result = await runWrite(config, statementOf(args), args.params, args.timeoutSeconds, ctx.signal, 'write_query');
       if (isRows(result)) {
         const changes = result.changes ?? result.rowCount;
         return {
@@ -87,10 +87,11 @@ export function registerWriteTools(server: SuiteServer, config: SqliteConfig): v
   server.tool({
     name: 'create_table',
     description: 'Creates a table from a CREATE TABLE statement (nothing else is accepted).',
-    input: z.object({ query: SQL.describe('A CREATE TABLE statement') }),
+    input: requireStatement(z.object(statementArguments('A CREATE TABLE statement'))),
     output: z.object({ created: z.boolean() }),
     annotations: { title: 'Create a table', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    handler: async ({ query }, ctx) => {
+    handler: async (args, ctx) => {
+      const query = statementOf(args);
       if (!isCreateTable(query)) throw ToolError.invalidArgument('create_table accepts only a CREATE TABLE statement; use write_query for other changes.');
       await runWrite(config, query, undefined, undefined, ctx.signal, 'create_table');
       return { text: 'Table created.', structured: { created: true } };
