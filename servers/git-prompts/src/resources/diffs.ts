@@ -4,6 +4,7 @@ import { renderDiff, type DiffSource } from '../git/diff.js';
 import { resolveRange } from '../git/revisions.js';
 import { gitUri, TEMPLATES } from '../uris.js';
 import type { Workspace } from '../workspace.js';
+import { subscribeToRepository } from './changes.js';
 import { perRepository } from './listing.js';
 
 const MIME = 'text/x-diff';
@@ -28,6 +29,7 @@ function worktreeDiff(ws: Workspace, which: 'staged' | 'unstaged'): ResourceTemp
     },
     list: async (_cursor, ctx) =>
       perRepository(ws, ctx, (repo) => ({ uri: which === 'staged' ? gitUri.staged(repo) : gitUri.unstaged(repo), name: `${repo} ${which} changes`, mimeType: MIME })),
+    subscribe: subscribeToRepository(ws),
     complete: { repo: (value, _context, ctx) => completeRepository(ws, ctx, value) },
   };
 }
@@ -57,6 +59,7 @@ export function compareResource(ws: Workspace): ResourceTemplateDefinition {
       });
       return { uri, mimeType: MIME, text: diff.files.length === 0 ? `# No changes in ${spec}.\n` : diff.text };
     },
+    subscribe: subscribeToRepository(ws),
     complete: {
       repo: (value, _context, ctx) => completeRepository(ws, ctx, value),
       range: (value, context, ctx) => completeRange(ws, ctx, context.arguments.repo, value),

@@ -52,6 +52,11 @@ export function fileResource(ws: Workspace): ResourceTemplateDefinition {
         await handle.close();
       }
     },
+    // A file of the working tree changes when it is edited: the one case where the file itself is followed.
+    subscribe: async (_uri, { repo: name, path: userPath = '' }, ctx) => {
+      const repo = await ws.resolve(ctx, name);
+      return { paths: [(await resolveRepoPath(repo, userPath)).real] };
+    },
     complete: {
       repo: (value, _context, ctx) => completeRepository(ws, ctx, value),
       path: (value, context, ctx) => completePath(ws, ctx, context.arguments.repo, value),

@@ -4,6 +4,7 @@ import { compactLog, readLog } from '../git/log.js';
 import { resolveRange } from '../git/revisions.js';
 import { gitUri, TEMPLATES } from '../uris.js';
 import type { Workspace } from '../workspace.js';
+import { subscribeToRepository } from './changes.js';
 import { perRepository } from './listing.js';
 
 const DEFAULT_LIMIT = 20;
@@ -39,6 +40,7 @@ export function logResource(ws: Workspace): ResourceTemplateDefinition {
     mimeType: 'text/plain',
     read: (uri, variables, ctx) => readCommits(ws, uri, variables, ctx, DEFAULT_LIMIT),
     list: async (_cursor, ctx) => perRepository(ws, ctx, (repo) => ({ uri: gitUri.log(repo), name: `${repo} recent commits`, mimeType: 'text/plain' })),
+    subscribe: subscribeToRepository(ws),
     complete: repoCompleter(ws),
   };
 }
@@ -52,6 +54,7 @@ export function logLimitResource(ws: Workspace): ResourceTemplateDefinition {
     description: `The newest commits of the current branch (limit 1 to ${MAX_LIMIT}).`,
     mimeType: 'text/plain',
     read: (uri, variables, ctx) => readCommits(ws, uri, variables, ctx, parseLimit(variables.limit)),
+    subscribe: subscribeToRepository(ws),
     complete: { ...repoCompleter(ws), limit: (value) => ['10', '20', '50', '100'].filter((v) => v.startsWith(value)) },
   };
 }
@@ -65,6 +68,7 @@ export function logRangeResource(ws: Workspace): ResourceTemplateDefinition {
     description: `The commits of a range, newest first (at most ${MAX_RANGE_COMMITS}): A..B, or A alone for A..HEAD (e.g. v1.2.0). Percent-encode the range.`,
     mimeType: 'text/plain',
     read: (uri, variables, ctx) => readCommits(ws, uri, variables, ctx, MAX_RANGE_COMMITS, variables.range ?? ''),
+    subscribe: subscribeToRepository(ws),
     complete: { ...repoCompleter(ws), range: (value, context, ctx) => completeRange(ws, ctx, context.arguments.repo, value) },
   };
 }

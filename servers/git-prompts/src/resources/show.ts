@@ -3,6 +3,7 @@ import { completeRef, completeRepository } from '../completion.js';
 import { showRevision } from '../git/show.js';
 import { TEMPLATES } from '../uris.js';
 import type { Workspace } from '../workspace.js';
+import { subscribeToRepository } from './changes.js';
 
 export function showResource(ws: Workspace): ResourceTemplateDefinition {
   return {
@@ -16,6 +17,7 @@ export function showResource(ws: Workspace): ResourceTemplateDefinition {
       const shown = await showRevision(repo, rev, ws.config.budget, ctx.signal);
       return { uri, mimeType: shown.type === 'commit' ? 'text/x-diff' : 'text/plain', text: shown.text };
     },
+    subscribe: subscribeToRepository(ws),
     complete: {
       repo: (value, _context, ctx) => completeRepository(ws, ctx, value),
       rev: (value, context, ctx) => completeRef(ws, ctx, context.arguments.repo, value, ['HEAD']),
