@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isInside, ToolError, type RequestContext } from '@suite/shared';
 import type { GitPromptsConfig } from './config.js';
@@ -126,7 +126,7 @@ export class Workspace {
 
   private async open(dir: string, roots: readonly string[], name: string | undefined, listing: readonly RepositoryListing[] = []): Promise<GitRepository> {
     let opened = this.opened.get(dir);
-    if (!opened || (await signatureOf(dir, opened.discovery)) !== opened.signature) {
+    if (!opened || signatureOf(dir, opened.discovery) !== opened.signature) {
       let pending = this.opening.get(dir);
       if (!pending) {
         // Shared by concurrent callers, so it does not take one caller's signal: one cancelling must not fail another.
@@ -159,7 +159,7 @@ export class Workspace {
     const found = await discover(this.settings, dir, roots.map((r) => path.dirname(r)));
     const real = async (p: string): Promise<string> => fs.realpath(p).catch(() => p);
     const discovery: Discovery = { ...found, top: await real(found.top), gitDir: await real(found.gitDir), commonDir: await real(found.commonDir) };
-    return { discovery, signature: await signatureOf(dir, discovery), byName: new Map() };
+    return { discovery, signature: signatureOf(dir, discovery), byName: new Map() };
   }
 }
 
@@ -174,7 +174,7 @@ function uriName(name: string): string {
  * (included ones too) and, where the configuration includes files by branch, HEAD. A change to
  * any of them means discovering again, so an edited configuration is never served stale.
  */
-async function signatureOf(dir: string, discovery: Discovery): Promise<string> {
+function signatureOf(dir: string, discovery: Discovery): string {
   const files = new Set([dir, path.join(discovery.top, '.git'), path.join(discovery.gitDir, 'config'), path.join(discovery.commonDir, 'config'), path.join(discovery.gitDir, 'config.worktree')]);
   for (const entry of discovery.config) {
     const origin = entry.origin.startsWith('file:') ? path.resolve(discovery.top, entry.origin.slice(5)) : undefined;
@@ -186,11 +186,12 @@ async function signatureOf(dir: string, discovery: Discovery): Promise<string> {
     }
     if (/^includeif\.onbranch:/i.test(entry.key)) files.add(path.join(discovery.gitDir, 'HEAD'));
   }
-  const parts = await Promise.all(
-    [...files].map(async (file) => {
-      const stat = await lstatOrUndefined(file);
+  // A handful of lstat calls: synchronous ones cost microseconds, where a trip through the thread pool
+  // per file would cost more than the check is worth on every call.
+  return [...files]
+    .map((file) => {
+      const stat = lstatSync(file, { throwIfNoEntry: false });
       return stat ? `${file}:${stat.ino}:${stat.mtimeMs}:${stat.size}` : `${file}:none`;
-    }),
-  );
-  return parts.join('\n');
+    })
+    .join('\n');
 }

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir, protocolError, spawnServer, type TestSession } from '@suite/shared/testing';
 import { makeHostileRepo, type HostileRepo } from './hostile.js';
@@ -135,6 +137,25 @@ describe('a hostile repository cannot run a program', () => {
       }
     }
     expect(hostile.ran()).toBe('');
+  });
+
+  it('reads the configuration again when it changes between two calls (an included file that appears later too)', async () => {
+    session = await open([base]);
+    expect((await session.callTool('git_diff_unstaged', {})).isError).toBe(false);
+    // A new driver under a new name, in a file the configuration includes but that did not exist at the first call.
+    // In the working tree, not in .git: creating it changes nothing else the server looks at.
+    mkdirSync(path.join(hostile.repo, 'config'));
+    const later = path.join(hostile.repo, 'config', 'later.cfg');
+    git(hostile.repo, ['config', '--add', 'include.path', '../config/later.cfg']);
+    expect((await session.callTool('git_diff_unstaged', {})).isError).toBe(false);
+    writeFileSync(later, `[filter "late"]\n\tclean = ${path.join(base, 'hostile-bin', 'filter-clean')}\n\trequired = true\n`);
+    writeFileSync(path.join(hostile.repo, '.gitattributes'), '* diff=evil filter=late\n');
+    const out = await session.callTool('git_diff_unstaged', {});
+    expect(out.isError, out.text).toBe(false);
+    expect(hostile.ran()).toBe('');
+    // The control: plain git would have run it.
+    plainGit(hostile.repo, ['diff', '--no-ext-diff', '--no-textconv']);
+    expect(hostile.ran()).toContain('filter-clean');
   });
 
   it('refuses a repository whose configuration moves its working tree outside the roots', async () => {

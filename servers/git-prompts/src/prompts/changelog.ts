@@ -65,7 +65,7 @@ export function changelogPrompt(ws: Workspace): PromptDefinition<typeof args> {
       const typed = commits.filter((c) => c.parents.length < 2);
       const conventional = typed.length > 0 && typed.filter((c) => isConventional(c.subject)).length / typed.length >= 0.5;
       const messages = [
-        say(`Write the changelog entry for the changes ${since} in ${repo.name} (${commits.length}${more ? '+' : ''} commits, attached).\n\n${INSTRUCTIONS}`),
+        say(`Write the changelog entry for the changes ${since} in ${repo.name} (${commits.length}${more ? '+' : ''} commit${commits.length === 1 && !more ? '' : 's'}, attached).\n\n${INSTRUCTIONS}`),
         ...(await embed(ctx, start ? gitUri.logRange(repo.name, `${start}..HEAD`) : gitUri.log(repo.name, MAX_COMMITS))),
       ];
       if (conventional) messages.push(say(`The history uses Conventional Commits; here are the commits grouped by type:\n\n${groupByType(commits)}`));
