@@ -57,6 +57,41 @@ the diff or log as git:// resources. Tools take repo_path (a path or a repositor
 there is only one repository. Diffs are cut to a budget and say what they left out: ask for one file with
 path to see more. Revisions are branch, tag or commit names; nothing is ever sent to a remote.`;
 
+/**
+ * Resources and prompts, like tools, are built once per workspace and registered by every session:
+ * their handlers take everything per session from `ctx`.
+ */
+const builtRegistrations = new WeakMap<Workspace, ((server: SuiteServer) => void)[]>();
+
+function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] {
+  let built = builtRegistrations.get(workspace);
+  if (!built) {
+    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logLimitResource, logRangeResource, compareResource, showResource, fileResource].map(
+      (make) => make(workspace),
+    );
+    // Each prompt keeps its own argument type, so each gets its own registering closure.
+    const [commit, explain, review, pr, summarize, changelog] = [
+      gitCommitPrompt(workspace),
+      explainCodePrompt(workspace),
+      reviewChangesPrompt(workspace),
+      prDescriptionPrompt(workspace),
+      summarizeChangesPrompt(workspace),
+      changelogPrompt(workspace),
+    ] as const;
+    built = [
+      ...templates.map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),
+      (server) => void server.prompt(commit),
+      (server) => void server.prompt(explain),
+      (server) => void server.prompt(review),
+      (server) => void server.prompt(pr),
+      (server) => void server.prompt(summarize),
+      (server) => void server.prompt(changelog),
+    ];
+    builtRegistrations.set(workspace, built);
+  }
+  return built;
+}
+
 export interface ServerOptions {
   selection?: ToolSelection;
   session?: SessionInfo;
@@ -77,25 +112,7 @@ export function buildServer(workspace: Workspace, options: ServerOptions = {}): 
     ...(options.session ? { session: options.session } : {}),
   });
   server.tools(tools(workspace));
-  for (const resource of [
-    statusResource,
-    stagedDiffResource,
-    unstagedDiffResource,
-    logResource,
-    logLimitResource,
-    logRangeResource,
-    compareResource,
-    showResource,
-    fileResource,
-  ]) {
-    server.resourceTemplate(resource(workspace));
-  }
-  server.prompt(gitCommitPrompt(workspace));
-  server.prompt(explainCodePrompt(workspace));
-  server.prompt(reviewChangesPrompt(workspace));
-  server.prompt(prDescriptionPrompt(workspace));
-  server.prompt(summarizeChangesPrompt(workspace));
-  server.prompt(changelogPrompt(workspace));
+  for (const register of registrations(workspace)) register(server);
 
   // Prompts take a repository; when the client's roots change the set, clients refresh their lists.
   let known = workspace.listFor(workspace.config.directories).then(names, () => '');
