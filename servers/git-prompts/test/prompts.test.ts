@@ -146,6 +146,16 @@ describe('prompts', () => {
     expect((await protocolError(session.getPrompt('explain-code', {}))).code).toBe(-32602);
   });
 
+  it('treats empty arguments (which some clients send for optional ones) as omitted', async () => {
+    session = await open([repo]);
+    expect((await session.getPrompt('git-commit', { changes: '', repo: '' })).description).toBe('Commit message for the staged changes in app');
+    expect((await session.getPrompt('review-changes', { base: '', focus: '', repo: '' })).text).toMatch(/^Review the staged changes in app/);
+    expect((await session.getPrompt('pr-description', { base: '', repo: '' })).description).toBe('Pull request: feature/export into main');
+    expect((await session.getPrompt('summarize-changes', { range: '', repo: '' })).description).toBe('Summary of the changes since v1.0.0 in app');
+    expect((await session.getPrompt('changelog', { from: '', repo: '' })).description).toBe('Changelog since v1.0.0 in app');
+    expect((await session.getPrompt('explain-code', { code: 'src/parser.ts', language: '', repo: '' })).text).toMatch(/^Explain the TypeScript file src\/parser\.ts/);
+  });
+
   it('asks which repository when there are several, naming them', async () => {
     makeRepo(path.join(base, 'other'));
     session = await open([base]);

@@ -47,7 +47,7 @@ export function explainCodePrompt(ws: Workspace): PromptDefinition<typeof args> 
         const file = await resolveRepoPath(repo, code);
         if (file.exists) {
           if (!(await fs.stat(file.real)).isFile()) throw ToolError.invalidArgument(`${code} is a directory; give a file.`);
-          const lang = language ?? languageOf(file.relative);
+          const lang = language?.trim() || languageOf(file.relative);
           return {
             description: `Explain ${file.relative}`,
             messages: [
