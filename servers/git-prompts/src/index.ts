@@ -57,6 +57,9 @@ await runServer({
     const gitBinary = flags.git ?? DEFAULTS.gitBinary;
     const probe = await runProcess(gitBinary, ['--version'], { timeoutMs: 10_000 }).catch(() => undefined);
     if (!probe?.ok) throw new Error(`${gitBinary} could not be run: install git, or give its path with --git.`);
+    // --end-of-options, --path-format, config --show-scope and GIT_CONFIG_COUNT: the hardening needs all four.
+    const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(probe.stdout) ?? []).slice(1).map(Number);
+    if (major < 2 || (major === 2 && minor < 31)) throw new Error(`git 2.31 or newer is needed; ${probe.stdout.trim() || 'this git'} is too old.`);
     const exclude = [...(flags['no-default-excludes'] ? [] : DEFAULT_EXCLUDES), ...(flags.exclude ?? [])];
     const config: GitPromptsConfig = {
       directories,

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, makeTempDir, spawnServer, waitUntil, type SpawnedSession } from '@suite/shared/testing';
@@ -73,6 +74,12 @@ describe('the built bin', () => {
     const noGit = spawnSync(process.execPath, [BIN, '--git', path.join(base, 'no-git-here'), repo], { encoding: 'utf8', input: '' });
     expect(noGit.status).toBe(1);
     expect(noGit.stderr).toMatch(/could not be run: install git, or give its path with --git/);
+    const oldGit = path.join(base, 'old-git');
+    writeFileSync(oldGit, '#!/bin/sh\necho "git version 2.25.1"\n');
+    chmodSync(oldGit, 0o755);
+    const tooOld = spawnSync(process.execPath, [BIN, '--git', oldGit, repo], { encoding: 'utf8', input: '' });
+    expect(tooOld.status).toBe(1);
+    expect(tooOld.stderr).toMatch(/git 2\.31 or newer is needed; git version 2\.25\.1 is too old\./);
   });
 
   describe('over HTTP', () => {
