@@ -203,6 +203,46 @@ describe('the diff budget', () => {
   });
 });
 
+describe('diffs of awkward states', () => {
+  it('keeps each file\'s diff with its name: conflicts, quoted names, renames', async () => {
+    const { dir, cleanup } = await makeTempDir('git-prompts-awkward-');
+    const repo = makeRepo(path.join(dir, 'app'), { 'conflict.txt': '1\n2\n', 'old-name.txt': 'same content for the rename\n'.repeat(5), 'z.txt': 'z\n' });
+    git(repo, ['checkout', '--quiet', '-b', 'other']);
+    commit(repo, { 'conflict.txt': '1\nother\n' }, 'other side');
+    git(repo, ['checkout', '--quiet', 'main']);
+    commit(repo, { 'conflict.txt': '1\nmain\n' }, 'main side');
+    try {
+      git(repo, ['merge', '--quiet', 'other']);
+    } catch {
+      // The conflict is the point.
+    }
+    git(repo, ['mv', 'old-name.txt', 'new-name.txt']);
+    writeFiles(repo, { 'quote"d.txt': 'q\n', 'tab\there.txt': 't\n', 'z.txt': 'zz\n' });
+    git(repo, ['add', 'quote"d.txt', 'tab\there.txt', 'z.txt']);
+    writeFiles(repo, { 'z.txt': 'zzz\n' });
+    const session = await open([repo]);
+    try {
+      const staged = (await session.callTool('git_diff_staged', {})).text;
+      expect(staged).toMatch(/Unmerged file conflict\.txt: it has a conflict to resolve/);
+      expect(staged).toMatch(/diff --git a\/old-name\.txt b\/new-name\.txt\nsimilarity index 100%\nrename from old-name\.txt\nrename to new-name\.txt\n/);
+      expect(staged).toMatch(/diff --git "a\/quote\\"d\.txt" "b\/quote\\"d\.txt"\nnew file mode 100644\n[^]*\n\+q\n/);
+      expect(staged).toMatch(/diff --git "a\/tab\\there\.txt" "b\/tab\\there\.txt"\nnew file mode 100644\n[^]*\n\+t\n/);
+      expect(staged).toMatch(/diff --git a\/z\.txt b\/z\.txt\n[^]*-z\n\+zz\n/);
+      expect(staged).not.toMatch(/Left out/);
+      const unstaged = (await session.callTool('git_diff_unstaged', {})).text;
+      expect(unstaged).toMatch(/^Unstaged changes in app:\ndiff --cc conflict\.txt\n/);
+      expect(unstaged).toMatch(/diff --git a\/z\.txt b\/z\.txt\n[^]*-zz\n\+zzz\n$/);
+      expect(unstaged.match(/^diff --.*conflict\.txt$/gm)).toHaveLength(1);
+      expect(unstaged).not.toMatch(/Left out|Unmerged file/);
+      const status = await session.callTool('git_status', {});
+      expect(status.structured).toMatchObject({ conflicted: [{ path: 'conflict.txt', change: 'conflicted' }] });
+    } finally {
+      await session.close();
+      await cleanup();
+    }
+  });
+});
+
 describe('choosing the repository', () => {
   let base: string;
   let cleanup: () => Promise<void>;

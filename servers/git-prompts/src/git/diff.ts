@@ -143,6 +143,39 @@ function describe(entry: Pick<DiffFile, 'status' | 'path' | 'from'>): string {
   return entry.from ? `${entry.from} -> ${entry.path} (${STATUS_WORDS[entry.status] ?? entry.status})` : `${entry.path} (${STATUS_WORDS[entry.status] ?? entry.status})`;
 }
 
+/** A path as git writes it in a diff header with core.quotePath=false: C-quoted only for `"`, `\\` and control characters. */
+function quoted(name: string): string {
+  if (!/["\\\x00-\x1f\x7f]/.test(name)) return name;
+  const escapes: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\v': '\\v', '\f': '\\f', '\r': '\\r', '"': '\\"', '\\': '\\\\' };
+  const body = [...name].map((c) => escapes[c] ?? (c < ' ' || c === '\x7f' ? `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}` : c)).join('');
+  return `"${body}"`;
+}
+
+function headersFor(entry: RawEntry): string[] {
+  const path = quoted(entry.path);
+  return [`diff --git ${quoted(`a/${entry.from ?? entry.path}`)} ${quoted(`b/${entry.path}`)}`, `diff --cc ${path}`, `diff --combined ${path}`];
+}
+
+/**
+ * Which section of the patch belongs to which entry of the file list, by its header: the two are not
+ * one to one (a conflicted path has no section in a staged diff, and two entries but one combined
+ * section in an unstaged one). A section that matches no entry is left out rather than mislabelled.
+ */
+function placeSections(entries: RawEntry[], sections: string[]): Map<number, string> {
+  const placed = new Map<number, string>();
+  let next = 0;
+  for (const section of sections) {
+    const newline = section.indexOf('\n');
+    const header = newline === -1 ? section : section.slice(0, newline);
+    let j = next;
+    while (j < entries.length && !headersFor(entries[j]!).includes(header)) j++;
+    if (j === entries.length) continue;
+    placed.set(j, section.replace(/^\* Unmerged path .*\n?/gm, ''));
+    next = j + 1;
+  }
+  return placed;
+}
+
 /** Sizes of blobs by object id (`cat-file --batch-check`), for summarising binary files. */
 async function blobSizes(repo: GitRepository, oids: string[], signal?: AbortSignal): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
@@ -190,19 +223,29 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
   // The last section of a patch stopped at its cap is incomplete: it counts as not read.
   if (patchResult.truncated.stdout) sections.pop();
 
+  const sectionFor = placeSections(entries, sections);
   const files: DiffFile[] = [];
   const parts: string[] = [];
-  const binaries: { file: DiffFile; entry: RawEntry }[] = [];
+  const binaries: { index: number; entry: RawEntry }[] = [];
   let total = 0;
   entries.forEach((entry, i) => {
     const file: DiffFile = { path: entry.path, ...(entry.from ? { from: entry.from } : {}), status: entry.status, binary: false, shown: 'over-budget', added: 0, deleted: 0 };
+    const section = sectionFor.get(i);
+    if (section === undefined) {
+      // A conflicted path is listed twice by an unstaged diff (U, then M) with one combined section.
+      if (entry.status !== 'U' && entries.some((other, j) => j !== i && other.path === entry.path && (other.status === 'U' || sectionFor.has(j)))) return;
+      files.push(file);
+      if (entry.status === 'U') {
+        file.shown = 'summary';
+        parts.push(`Unmerged file ${entry.path}: it has a conflict to resolve (git_status lists the conflicts).\n`);
+      } else parts.push('');
+      return;
+    }
     files.push(file);
-    const section = sections[i];
-    if (section === undefined) return;
     if (isBinarySection(section)) {
       file.binary = true;
       file.shown = 'summary';
-      binaries.push({ file, entry });
+      binaries.push({ index: files.length - 1, entry });
       parts.push('');
       return;
     }
@@ -221,7 +264,8 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
 
   if (binaries.length > 0) {
     const sizes = await blobSizes(repo, binaries.flatMap(({ entry }) => [entry.oldOid, entry.newOid]), signal);
-    for (const { file, entry } of binaries) {
+    for (const { index, entry } of binaries) {
+      const file = files[index]!;
       const oldSize = sizes.get(entry.oldOid);
       let newSize = sizes.get(entry.newOid);
       // The working tree side of an unstaged diff has no object yet: its size is the file's.
@@ -229,7 +273,7 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
         newSize = await fs.stat(path.join(repo.top, entry.path)).then((s) => s.size, () => undefined);
       }
       const sizeText = entry.status === 'A' ? `${newSize !== undefined ? formatBytes(newSize) : 'size unknown'}` : entry.status === 'D' ? `was ${oldSize !== undefined ? formatBytes(oldSize) : 'size unknown'}` : `${oldSize !== undefined ? formatBytes(oldSize) : '?'} -> ${newSize !== undefined ? formatBytes(newSize) : '?'}`;
-      parts[files.indexOf(file)] = `Binary file ${describe(file)}: ${sizeText}\n`;
+      parts[index] = `Binary file ${describe(file)}: ${sizeText}\n`;
     }
   }
 
