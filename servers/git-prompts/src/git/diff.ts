@@ -145,7 +145,8 @@ function describe(entry: Pick<DiffFile, 'status' | 'path' | 'from'>): string {
 
 /** A path as git writes it in a diff header with core.quotePath=false: C-quoted only for `"`, `\\` and control characters. */
 function quoted(name: string): string {
-  if (!/["\\\x00-\x1f\x7f]/.test(name)) return name;
+  const special = (c: string): boolean => c === '"' || c === '\\' || c < ' ' || c === '\x7f';
+  if (![...name].some(special)) return name;
   const escapes: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\v': '\\v', '\f': '\\f', '\r': '\\r', '"': '\\"', '\\': '\\\\' };
   const body = [...name].map((c) => escapes[c] ?? (c < ' ' || c === '\x7f' ? `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}` : c)).join('');
   return `"${body}"`;
