@@ -18,7 +18,7 @@ const targetInput = z.object({
 const BUDGET_NOTE = 'Large diffs are cut to a budget (per file and in all); lock and generated files are left out; binary files are summarised. The end of the output names what was left out.';
 
 /** One of the three diff tools: they differ only in what they compare. */
-function diffTool<I extends z.ZodObject>(
+function diffTool<I extends typeof worktreeInput | typeof targetInput>(
   name: string,
   title: string,
   description: string,
@@ -33,7 +33,7 @@ function diffTool<I extends z.ZodObject>(
     input,
     annotations: { title, ...READ_ONLY },
     handler: async (args, ctx) => {
-      const { repo_path, context_lines, path } = args as { repo_path?: string; context_lines: number; path?: string };
+      const { repo_path, context_lines, path } = args;
       const repo = await ws.resolve(ctx, repo_path);
       const only = path !== undefined ? (await resolveRepoPath(repo, path)).relative : undefined;
       const { source: diffSource, label } = await source(args, repo, ctx.signal);
