@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { SuiteServer, registerSecret, type SessionInfo, type ToolSelection } from '@suite/shared';
 import { TOOLSETS, type GithubConfig } from './config.js';
 import { GithubSession } from './github-session.js';
 import type { GithubTool } from './github-tool.js';
@@ -93,6 +93,8 @@ function instructions(config: GithubConfig, selection: ToolSelection): string {
 
 /** Builds the server for one session: its GitHub access (token, Octokit, caches) lives as long as the session. */
 export function buildServer(config: GithubConfig, selection: ToolSelection = {}, session?: SessionInfo): SuiteServer {
+  // The operator's token lives as long as the process: never in a log line or an error message.
+  registerSecret(config.token);
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,
