@@ -158,7 +158,7 @@ function rateLimitFailure(error: GithubHttpError): UpstreamError | undefined {
 
 function accessDenied(error: GithubHttpError, context: FailureContext, target: string | undefined): ToolError {
   const headers = error.response?.headers ?? {};
-  const message = sanitizeLine(bodyOf(error).message ?? 'Forbidden');
+  const message = sanitizeLine(bodyOf(error).message ?? 'Forbidden').replace(/[.\s]+$/, '');
   const accepted = headers['x-accepted-github-permissions'];
   const acceptedScopes = headers['x-accepted-oauth-scopes'];
   const grantedScopes = headers['x-oauth-scopes'];
@@ -187,7 +187,8 @@ export function githubFailure(error: unknown, context: FailureContext): unknown 
   const path = apiPath(error.request.url, context.basePath);
   const repo = path ? repoOfPath(path) : undefined;
   const target = repo ? `${repo.owner}/${repo.repo}` : undefined;
-  const message = sanitizeLine(bodyOf(error).message ?? '');
+  // GitHub's sentences end with a period or not; ours add their own punctuation.
+  const message = sanitizeLine(bodyOf(error).message ?? '').replace(/[.\s]+$/, '');
   const status = error.status;
   if (status === 403 || status === 429) {
     const limited = rateLimitFailure(error);
@@ -212,7 +213,7 @@ export function githubFailure(error: unknown, context: FailureContext): unknown 
     case 400:
     case 422: {
       const details = validationDetails(bodyOf(error).errors);
-      return ToolError.invalidArgument(`GitHub rejected the request as invalid: ${message || 'Validation Failed'}${details ? `: ${sanitizeLine(details)}` : ''}.`);
+      return ToolError.invalidArgument(`GitHub rejected the request as invalid: ${message || 'Validation Failed'}${details ? `: ${sanitizeLine(details).replace(/[.\s]+$/, '')}` : ''}.`);
     }
     case 451:
       return ToolError.accessDenied(`GitHub blocks this content for legal reasons (451)${target ? ` (${target})` : ''}.`);

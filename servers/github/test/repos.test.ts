@@ -242,7 +242,7 @@ describe('repositories and code search', () => {
     const org = await gh.callTool('create_repository', { name: 'tooling', organization: 'acme', description: 'Internal tools' });
     expect(org.text).toMatch(/^Created acme\/tooling \(public/);
     const again = await gh.callTool('create_repository', { name: 'sandbox' });
-    expect(again).toMatchObject({ isError: true, text: 'GitHub rejected the request as invalid: Repository creation failed.: name: name already exists on this account.' });
+    expect(again).toMatchObject({ isError: true, text: 'GitHub rejected the request as invalid: Repository creation failed: name: name already exists on this account.' });
   });
 
   it('forks a repository', async () => {

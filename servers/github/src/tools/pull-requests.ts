@@ -146,6 +146,6 @@ export const updatePullRequestBranch = githubTool({
   permission: 'Pull requests: write',
   run: async ({ owner, repo, pull_number, expected_head_sha }, { api }) => {
     const { data } = await api.rest.pulls.updateBranch({ owner, repo, pull_number, ...(expected_head_sha ? { expected_head_sha } : {}) });
-    return `${fullName(owner, repo)}#${pull_number}: ${userLine(data.message) || 'update requested'}. GitHub updates the branch in the background.`;
+    return `${fullName(owner, repo)}#${pull_number}: ${userLine(data.message).replace(/[.\s]+$/, '') || 'update requested'}; GitHub updates the branch in the background.`;
   },
 });
