@@ -160,7 +160,7 @@ function reduceTags(text: string): string {
 }
 
 /** Markdown's comment idiom, `[//]: # (hidden text)`: a link definition that renders as nothing. */
-const MARKDOWN_COMMENT = /^ {0,3}\[[^\]\n]*\]:[ \t]*#[ \t]*(?:\([^)\n]*\)|"[^"\n]*"|'[^'\n]*')?[ \t]*$/gm;
+const MARKDOWN_COMMENT = /^ {0,3}\[[^\]\n]*\]:[ \t]*#[ \t]*(?:\([^)\n]*\)|"[^"\n]*"|'[^'\n]*')?[ \t]*(?:\n|$)/gm;
 
 const FENCE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 const MAX_INFO_LENGTH = 48;
