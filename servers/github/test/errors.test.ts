@@ -197,13 +197,27 @@ describe('failures that need their own set-up', () => {
 
   it('a short rate limit is waited out once by the throttling plugin, then the call succeeds', async () => {
     const patient = await world.connect({ throttle: { ...testConfig(world.fake).throttle, maxRateLimitWaitSeconds: 2 } });
+    const before = world.fake.requests.length;
     world.fake.upstream.fault({
       path: '/user',
+      times: 2,
       response: { status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000)) }, json: { message: 'API rate limit exceeded for user ID 1.' } },
     });
+    const started = Date.now();
     const out = await patient.callTool('get_me');
     expect(out.isError).toBe(false);
     expect(out.text).toMatch(/^@alice/);
+    // The plain read, the plugin's attempt, and its one retry after the reset (plus one second).
+    expect(world.fake.requests.slice(before).filter((r) => r.path === '/user')).toHaveLength(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('writes go through the plugins: spaced per token by the write limiter', async () => {
+    const spaced = await world.connect({ throttle: { ...testConfig(world.fake).throttle, writeSpacingMs: 400 } });
+    const started = Date.now();
+    await Promise.all([1, 2, 3].map((i) => spaced.callTool('add_issue_comment', { owner: 'acme', repo: 'widgets', issue_number: 2, body: `spaced ${i}` })));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(750);
+    expect(world.widgets.comments.filter((c) => c.body.startsWith('spaced '))).toHaveLength(3);
   });
 
   it("the fake's own rate limit answers as GitHub does, and the message says when it resets", async () => {
