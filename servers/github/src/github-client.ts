@@ -9,7 +9,7 @@ import type { GithubConfig, ThrottleSettings } from './config.js';
 import { apiPath, isGithubHttpError, repoOfPath } from './github-errors.js';
 import { RepoAllowlist } from './repo-allowlist.js';
 
-/** The Octokit every call uses: REST methods and pagination, plus the throttling and retry plugins. */
+/** The Octokit handlers call: REST methods and pagination (its requests are sent as GithubClients.send decides). */
 export type GithubApi = Octokit;
 const GithubOctokit: new (options: ConstructorParameters<typeof Octokit>[0]) => GithubApi = Octokit.plugin(throttling, retry);
 
@@ -123,10 +123,6 @@ export class GithubClients {
       this.byToken.set(key, clients);
     }
     return clients.api;
-  }
-
-  get size(): number {
-    return this.byToken.size;
   }
 
   private create(token: string | undefined): TokenClients {

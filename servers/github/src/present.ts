@@ -92,4 +92,3 @@ export function hiddenNote(hidden: number): string {
   return hidden > 0 ? `\n[${hidden} item${hidden === 1 ? '' : 's'} withheld by lockdown mode: written by users without push access]` : '';
 }
 
-export { sanitizeText };
