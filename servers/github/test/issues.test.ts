@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/shared/testing';
+import { DEFAULT_LIMITS } from '../src/server.js';
 import { TAG_TEXT, TOKENS, startWorld, type World } from './helpers.js';
 
 let world: World;
@@ -24,6 +25,21 @@ describe('issues', () => {
     expect(out.text).toContain('acme/widgets#1: Crash on start\n');
     expect(out.text).toContain('Body:\nThe app crashes on start.\n\nSteps: 1. run it\nevil\n```\nconsole.log(1)\n```');
     for (const hidden of [TAG_TEXT, '\u200b', '\u202e', '<!--', 'ssh', 'exfiltrate']) expect(out.text).not.toContain(hidden);
+  });
+
+  it('caps a long body and a long answer with a marker saying how much was left out', async () => {
+    world.fake.state.addIssue(world.widgets, { title: 'Long', body: 'x'.repeat(5000), author: 'bob' });
+    try {
+      const number = world.widgets.issues.length;
+      const capped = await world.connect({ limits: { ...DEFAULT_LIMITS, maxTextChars: 100 } });
+      const out = await capped.callTool('get_issue', { ...repo, issue_number: number });
+      expect(out.text).toMatch(/Body:\nx{100}\n\[truncated: 4900 more characters\]$/);
+      const short = await world.connect({ limits: { ...DEFAULT_LIMITS, maxOutputChars: 60 } });
+      const list = await short.callTool('list_issues', repo);
+      expect(list.text).toMatch(/^Issues of acme\/widgets \(open\):\n#4 \[open\] Long · @bob · updat\n\[truncated: \d+ more characters\]$/);
+    } finally {
+      world.widgets.issues.pop();
+    }
   });
 
   it('says a number is a pull request when it is one', async () => {

@@ -55,6 +55,11 @@ describe('the built bin over stdio, against the fake GitHub', () => {
     expect(last.headers['user-agent']).toMatch(/^suite-mcp-server-github\/\d+\.\d+\.\d+ /);
   });
 
+  it('takes the token from GITHUB_TOKEN when GITHUB_PERSONAL_ACCESS_TOKEN is not set', async () => {
+    const gh = await start([], { GITHUB_PERSONAL_ACCESS_TOKEN: '', GITHUB_TOKEN: TOKENS.bob });
+    expect((await gh.callTool('get_me')).text).toMatch(/^@bob/);
+  });
+
   it('reads, writes, sanitises and maps errors like the in-process server', async () => {
     const gh = await start();
     const issue = await gh.callTool('get_issue', { owner: 'acme', repo: 'widgets', issue_number: 1 });
