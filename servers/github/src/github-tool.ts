@@ -37,7 +37,7 @@ function capReply(reply: GithubReply, max: number): { text: string } | { content
  * allowlist (in the request hook), error mapping, and the size cap of the answer.
  */
 export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): GithubTool {
-  return (session) => {
+  return (session): AnyToolDefinition => {
     const definition: ToolDefinition<I> = {
       name: spec.name,
       toolset: spec.toolset,
@@ -49,6 +49,6 @@ export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): Gith
         return capReply(reply, spec.outputLimit?.(session.config.limits) ?? session.config.limits.maxOutputChars);
       },
     };
-    return definition as unknown as AnyToolDefinition;
+    return definition;
   };
 }
