@@ -102,8 +102,9 @@ function selectionFlags(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'wri
   return flags;
 }
 
+/** A comma-separated list; an empty value counts as not given (an env var set to "" in a client config). */
 function listValue(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value.trim() === '') return undefined;
   return value
     .split(',')
     .map((v) => v.trim())

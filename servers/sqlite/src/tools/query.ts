@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError, type SuiteServer } from '@suite/shared';
+import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 import type { RowsResult } from '../executor.js';
 import { renderTable } from '../result-table.js';
@@ -18,11 +18,12 @@ export function rowsText(result: RowsResult, maxRows: number, hardMaxRows: numbe
   return parts.join('\n');
 }
 
-export function registerQueryTools(server: SuiteServer, config: SqliteConfig): void {
+export function queryTools(config: SqliteConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const db = config.database;
   const limits = db.limits;
 
-  server.tool({
+  tools.push(defineTool({
     name: 'read_query',
     description:
       'Runs one read-only SQL statement (SELECT, WITH … SELECT, VALUES, or a read-only PRAGMA) and returns the rows as a table ' +
@@ -45,9 +46,9 @@ export function registerQueryTools(server: SuiteServer, config: SqliteConfig): v
         structured: { columns: result.columns, rows: result.rows, rowCount: result.rowCount, truncated: result.truncated },
       };
     },
-  });
+  }));
 
-  server.tool({
+  tools.push(defineTool({
     name: 'explain_query',
     description: 'Shows how SQLite would run a statement (EXPLAIN QUERY PLAN) as an indented tree, without running it: which indexes it uses and where it scans.',
     input: requireStatement(z.object(statementArguments('The statement to explain'))),
@@ -60,7 +61,8 @@ export function registerQueryTools(server: SuiteServer, config: SqliteConfig): v
       const { plan } = await db.reader.explain(sql, { timeoutMs: limits.timeoutMs, signal: ctx.signal, label: 'explain_query' });
       return { text: planTree(plan), structured: { plan } };
     },
-  });
+  }));
+  return tools;
 }
 
 function refusePragmaArguments(sql: string): void {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError, type SuiteServer } from '@suite/shared';
+import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 import type { SqliteDatabase } from '../database.js';
 import type { ChangeResult, Params, RowsResult } from '../executor.js';
@@ -57,10 +57,11 @@ function isRows(result: RowsResult | ChangeResult): result is RowsResult {
   return 'rows' in result;
 }
 
-export function registerWriteTools(server: SuiteServer, config: SqliteConfig): void {
+export function writeTools(config: SqliteConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const limits = config.database.limits;
 
-  server.tool({
+  tools.push(defineTool({
     name: 'write_query',
     description:
       'Runs one statement that changes the database: INSERT, UPDATE, DELETE (with optional RETURNING), or DDL such as ALTER/DROP/CREATE INDEX. ' +
@@ -82,9 +83,9 @@ export function registerWriteTools(server: SuiteServer, config: SqliteConfig): v
         structured: { changes: result.changes, lastInsertRowid: result.lastInsertRowid },
       };
     },
-  });
+  }));
 
-  server.tool({
+  tools.push(defineTool({
     name: 'create_table',
     description: 'Creates a table from a CREATE TABLE statement (nothing else is accepted).',
     input: requireStatement(z.object(statementArguments('A CREATE TABLE statement'))),
@@ -96,5 +97,6 @@ export function registerWriteTools(server: SuiteServer, config: SqliteConfig): v
       await runWrite(config, query, undefined, undefined, ctx.signal, 'create_table');
       return { text: 'Table created.', structured: { created: true } };
     },
-  });
+  }));
+  return tools;
 }
