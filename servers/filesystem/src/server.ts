@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
 import type { FilesystemConfig } from './config.js';
-import { registerReadTools } from './tools/read.js';
+import { readTextFileTools } from './tools/read-text-file.js';
+import { readMediaFileTool } from './tools/read-media-file.js';
+import { readMultipleFilesTool } from './tools/read-multiple-files.js';
 import { registerListTools } from './tools/list.js';
 import { registerSearchTools } from './tools/search.js';
 import { registerInfoTools } from './tools/info.js';
@@ -20,6 +22,12 @@ const INSTRUCTIONS = `Reads, searches and (unless read-only) edits files inside 
 Call list_allowed_directories first to learn where you may work. Prefer search_content to find text and
 search_files to find names; use read_text_file with offset/limit (lines) or head/tail for large files.`;
 
+/**
+ * The tools, built once per configuration and shared by every session (an HTTP server builds a
+ * server per session; their tools cost nothing more).
+ */
+const tools = toolList<FilesystemConfig>([readTextFileTools, readMediaFileTool, readMultipleFilesTool]);
+
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
 export function buildServer(config: FilesystemConfig, session?: SessionInfo): SuiteServer {
   const server = new SuiteServer({
@@ -31,7 +39,7 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     selection: { readOnly: config.readOnly },
     ...(session ? { session } : {}),
   });
-  registerReadTools(server, config);
+  server.tools(tools(config));
   registerListTools(server, config);
   registerSearchTools(server, config);
   registerInfoTools(server, config);

@@ -5,7 +5,9 @@ import { connectInProcess, makeTempDir, type ClientOptions, type TestSession } f
 import { DEFAULT_LIMITS, type FilesystemConfig, type FilesystemLimits } from '../src/config.js';
 import { registerInfoTools } from '../src/tools/info.js';
 import { registerListTools } from '../src/tools/list.js';
-import { registerReadTools } from '../src/tools/read.js';
+import { readMediaFileTool } from '../src/tools/read-media-file.js';
+import { readMultipleFilesTool } from '../src/tools/read-multiple-files.js';
+import { readTextFileTools } from '../src/tools/read-text-file.js';
 import { registerSearchTools } from '../src/tools/search.js';
 
 /**
@@ -38,7 +40,7 @@ export async function startReadSide(options: { limits?: Partial<FilesystemLimits
     limits: { ...DEFAULT_LIMITS, ...options.limits },
   };
   const server = new SuiteServer({ name: 'read-side-test', version: '0.0.0', roots: { directories: [dir], aliases: [dir] }, changes });
-  registerReadTools(server, config);
+  server.tools([...readTextFileTools(config), readMediaFileTool(config), readMultipleFilesTool(config)]);
   registerListTools(server, config);
   registerSearchTools(server, config);
   registerInfoTools(server, config);
