@@ -4,7 +4,9 @@ import type { FilesystemConfig } from './config.js';
 import { readTextFileTools } from './tools/read-text-file.js';
 import { readMediaFileTool } from './tools/read-media-file.js';
 import { readMultipleFilesTool } from './tools/read-multiple-files.js';
-import { registerListTools } from './tools/list.js';
+import { listDirectoryTool } from './tools/list-directory.js';
+import { listDirectoryWithSizesTool } from './tools/list-directory-with-sizes.js';
+import { directoryTreeTool } from './tools/directory-tree.js';
 import { registerSearchTools } from './tools/search.js';
 import { registerInfoTools } from './tools/info.js';
 import { registerWriteTools } from './tools/write.js';
@@ -26,7 +28,14 @@ search_files to find names; use read_text_file with offset/limit (lines) or head
  * The tools, built once per configuration and shared by every session (an HTTP server builds a
  * server per session; their tools cost nothing more).
  */
-const tools = toolList<FilesystemConfig>([readTextFileTools, readMediaFileTool, readMultipleFilesTool]);
+const tools = toolList<FilesystemConfig>([
+  readTextFileTools,
+  readMediaFileTool,
+  readMultipleFilesTool,
+  listDirectoryTool,
+  listDirectoryWithSizesTool,
+  directoryTreeTool,
+]);
 
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
 export function buildServer(config: FilesystemConfig, session?: SessionInfo): SuiteServer {
@@ -40,7 +49,6 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));
-  registerListTools(server, config);
   registerSearchTools(server, config);
   registerInfoTools(server, config);
   registerWriteTools(server, config);

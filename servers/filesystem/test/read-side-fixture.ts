@@ -4,7 +4,9 @@ import { ChangeHub, SuiteServer } from '@suite/shared';
 import { connectInProcess, makeTempDir, type ClientOptions, type TestSession } from '@suite/shared/testing';
 import { DEFAULT_LIMITS, type FilesystemConfig, type FilesystemLimits } from '../src/config.js';
 import { registerInfoTools } from '../src/tools/info.js';
-import { registerListTools } from '../src/tools/list.js';
+import { directoryTreeTool } from '../src/tools/directory-tree.js';
+import { listDirectoryTool } from '../src/tools/list-directory.js';
+import { listDirectoryWithSizesTool } from '../src/tools/list-directory-with-sizes.js';
 import { readMediaFileTool } from '../src/tools/read-media-file.js';
 import { readMultipleFilesTool } from '../src/tools/read-multiple-files.js';
 import { readTextFileTools } from '../src/tools/read-text-file.js';
@@ -40,8 +42,14 @@ export async function startReadSide(options: { limits?: Partial<FilesystemLimits
     limits: { ...DEFAULT_LIMITS, ...options.limits },
   };
   const server = new SuiteServer({ name: 'read-side-test', version: '0.0.0', roots: { directories: [dir], aliases: [dir] }, changes });
-  server.tools([...readTextFileTools(config), readMediaFileTool(config), readMultipleFilesTool(config)]);
-  registerListTools(server, config);
+  server.tools([
+    ...readTextFileTools(config),
+    readMediaFileTool(config),
+    readMultipleFilesTool(config),
+    listDirectoryTool(config),
+    listDirectoryWithSizesTool(config),
+    directoryTreeTool(config),
+  ]);
   registerSearchTools(server, config);
   registerInfoTools(server, config);
   const session = await connectInProcess(server, options.client ?? {});

@@ -8,8 +8,8 @@ import { nestedQuantifier } from '../regex-safety.js';
 import { globMatcher, includeExcludeMatcher, searchExcludeMatcher, type PathMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
 import { formatSize } from '../sizes.js';
-import { walkBatches } from '../walk.js';
-import { MAX_ENTRIES_CEILING, rootContaining } from './list.js';
+import { MAX_ENTRIES_CEILING } from '../listing.js';
+import { rootContaining, walkBatches } from '../walk.js';
 
 const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
   readOnlyHint: true,
@@ -123,7 +123,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
       const budget = searchBudget(ctx, config.limits.readTimeoutMs, (limit) =>
         `search_files was stopped after ${limit}, having looked at ${scanned} entries (${matches.length} matches so far). Search a smaller directory, or leave parts out with excludePatterns.`,
       );
-      const gitignoreRoot = rootContaining(guard, real);
+      const gitignoreRoot = rootContaining(guard.directories, real);
       walk: for await (const batch of walkBatches(real, {
         exclude: (relative, _isDir, name) => excluded(relative, name),
         respectGitignore: args.respectGitignore,
@@ -238,7 +238,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
       if (stat.isFile()) {
         record(args.path, await searchFile(guard, real, searchOptions()));
       } else if (stat.isDirectory()) {
-        const gitignoreRoot = rootContaining(guard, real);
+        const gitignoreRoot = rootContaining(guard.directories, real);
         // Files are searched one after another: small ones with synchronous reads (cheaper than
         // thread-pool round trips), so the loop yields to the event loop every few milliseconds to
         // keep the server answering, and to notice cancellation. Directory reads run ahead in parallel.
