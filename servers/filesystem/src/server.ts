@@ -7,7 +7,8 @@ import { readMultipleFilesTool } from './tools/read-multiple-files.js';
 import { listDirectoryTool } from './tools/list-directory.js';
 import { listDirectoryWithSizesTool } from './tools/list-directory-with-sizes.js';
 import { directoryTreeTool } from './tools/directory-tree.js';
-import { registerSearchTools } from './tools/search.js';
+import { searchFilesTool } from './tools/search-files.js';
+import { searchContentTool } from './tools/search-content.js';
 import { registerInfoTools } from './tools/info.js';
 import { registerWriteTools } from './tools/write.js';
 import { registerEditTool } from './tools/edit.js';
@@ -35,6 +36,8 @@ const tools = toolList<FilesystemConfig>([
   listDirectoryTool,
   listDirectoryWithSizesTool,
   directoryTreeTool,
+  searchFilesTool,
+  searchContentTool,
 ]);
 
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
@@ -49,7 +52,6 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));
-  registerSearchTools(server, config);
   registerInfoTools(server, config);
   registerWriteTools(server, config);
   registerEditTool(server, config);

@@ -10,7 +10,8 @@ import { listDirectoryWithSizesTool } from '../src/tools/list-directory-with-siz
 import { readMediaFileTool } from '../src/tools/read-media-file.js';
 import { readMultipleFilesTool } from '../src/tools/read-multiple-files.js';
 import { readTextFileTools } from '../src/tools/read-text-file.js';
-import { registerSearchTools } from '../src/tools/search.js';
+import { searchContentTool } from '../src/tools/search-content.js';
+import { searchFilesTool } from '../src/tools/search-files.js';
 
 /**
  * A server with only the read-side tools, so these tests exercise exactly the read-side modules
@@ -49,8 +50,9 @@ export async function startReadSide(options: { limits?: Partial<FilesystemLimits
     listDirectoryTool(config),
     listDirectoryWithSizesTool(config),
     directoryTreeTool(config),
+    searchFilesTool(config),
+    searchContentTool(config),
   ]);
-  registerSearchTools(server, config);
   registerInfoTools(server, config);
   const session = await connectInProcess(server, options.client ?? {});
   return {
