@@ -9,7 +9,8 @@ import { listDirectoryWithSizesTool } from './tools/list-directory-with-sizes.js
 import { directoryTreeTool } from './tools/directory-tree.js';
 import { searchFilesTool } from './tools/search-files.js';
 import { searchContentTool } from './tools/search-content.js';
-import { registerInfoTools } from './tools/info.js';
+import { getFileInfoTool } from './tools/get-file-info.js';
+import { listAllowedDirectoriesTool } from './tools/list-allowed-directories.js';
 import { registerWriteTools } from './tools/write.js';
 import { registerEditTool } from './tools/edit.js';
 import { registerMoveTools } from './tools/move.js';
@@ -38,6 +39,8 @@ const tools = toolList<FilesystemConfig>([
   directoryTreeTool,
   searchFilesTool,
   searchContentTool,
+  getFileInfoTool,
+  listAllowedDirectoriesTool,
 ]);
 
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
@@ -52,7 +55,6 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));
-  registerInfoTools(server, config);
   registerWriteTools(server, config);
   registerEditTool(server, config);
   registerMoveTools(server, config);

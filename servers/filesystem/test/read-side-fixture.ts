@@ -3,8 +3,9 @@ import path from 'node:path';
 import { ChangeHub, SuiteServer } from '@suite/shared';
 import { connectInProcess, makeTempDir, type ClientOptions, type TestSession } from '@suite/shared/testing';
 import { DEFAULT_LIMITS, type FilesystemConfig, type FilesystemLimits } from '../src/config.js';
-import { registerInfoTools } from '../src/tools/info.js';
 import { directoryTreeTool } from '../src/tools/directory-tree.js';
+import { getFileInfoTool } from '../src/tools/get-file-info.js';
+import { listAllowedDirectoriesTool } from '../src/tools/list-allowed-directories.js';
 import { listDirectoryTool } from '../src/tools/list-directory.js';
 import { listDirectoryWithSizesTool } from '../src/tools/list-directory-with-sizes.js';
 import { readMediaFileTool } from '../src/tools/read-media-file.js';
@@ -52,8 +53,9 @@ export async function startReadSide(options: { limits?: Partial<FilesystemLimits
     directoryTreeTool(config),
     searchFilesTool(config),
     searchContentTool(config),
+    getFileInfoTool(),
+    listAllowedDirectoriesTool(),
   ]);
-  registerInfoTools(server, config);
   const session = await connectInProcess(server, options.client ?? {});
   return {
     base: temp.dir,
