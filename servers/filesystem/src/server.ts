@@ -11,7 +11,8 @@ import { searchFilesTool } from './tools/search-files.js';
 import { searchContentTool } from './tools/search-content.js';
 import { getFileInfoTool } from './tools/get-file-info.js';
 import { listAllowedDirectoriesTool } from './tools/list-allowed-directories.js';
-import { registerWriteTools } from './tools/write.js';
+import { writeFileTool } from './tools/write-file.js';
+import { createDirectoryTool } from './tools/create-directory.js';
 import { registerEditTool } from './tools/edit.js';
 import { registerMoveTools } from './tools/move.js';
 import { registerFileResources } from './resources/files.js';
@@ -41,6 +42,8 @@ const tools = toolList<FilesystemConfig>([
   searchContentTool,
   getFileInfoTool,
   listAllowedDirectoriesTool,
+  writeFileTool,
+  createDirectoryTool,
 ]);
 
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
@@ -55,7 +58,6 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));
-  registerWriteTools(server, config);
   registerEditTool(server, config);
   registerMoveTools(server, config);
   registerFileResources(server, config);
