@@ -13,7 +13,7 @@ import { getFileInfoTool } from './tools/get-file-info.js';
 import { listAllowedDirectoriesTool } from './tools/list-allowed-directories.js';
 import { writeFileTool } from './tools/write-file.js';
 import { createDirectoryTool } from './tools/create-directory.js';
-import { registerEditTool } from './tools/edit.js';
+import { editFileTool } from './tools/edit-file.js';
 import { registerMoveTools } from './tools/move.js';
 import { registerFileResources } from './resources/files.js';
 
@@ -44,6 +44,7 @@ const tools = toolList<FilesystemConfig>([
   listAllowedDirectoriesTool,
   writeFileTool,
   createDirectoryTool,
+  editFileTool,
 ]);
 
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
@@ -58,7 +59,6 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));
-  registerEditTool(server, config);
   registerMoveTools(server, config);
   registerFileResources(server, config);
   return server;
