@@ -9,8 +9,6 @@ import type { WalkEntryType } from './walk.js';
 /** Hard ceiling for a caller-raised maxEntries, so one call cannot build an unbounded answer. */
 export const MAX_ENTRIES_CEILING = 200_000;
 
-export const entryType = z.enum(['file', 'directory', 'symlink', 'other']);
-
 /** The maxEntries argument of the listings; its description names the server's default. */
 export const maxEntriesArg = (fallback: number) =>
   z

@@ -14,7 +14,9 @@ import { listAllowedDirectoriesTool } from './tools/list-allowed-directories.js'
 import { writeFileTool } from './tools/write-file.js';
 import { createDirectoryTool } from './tools/create-directory.js';
 import { editFileTool } from './tools/edit-file.js';
-import { registerMoveTools } from './tools/move.js';
+import { moveFileTool } from './tools/move-file.js';
+import { copyFileTool } from './tools/copy-file.js';
+import { deleteFileTool } from './tools/delete-file.js';
 import { registerFileResources } from './resources/files.js';
 
 export type { FilesystemConfig } from './config.js';
@@ -45,6 +47,9 @@ const tools = toolList<FilesystemConfig>([
   writeFileTool,
   createDirectoryTool,
   editFileTool,
+  moveFileTool,
+  copyFileTool,
+  deleteFileTool,
 ]);
 
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
@@ -59,7 +64,6 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));
-  registerMoveTools(server, config);
   registerFileResources(server, config);
   return server;
 }

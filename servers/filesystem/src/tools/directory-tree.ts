@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import { READ_ONLY } from '../annotations.js';
 import type { FilesystemConfig } from '../config.js';
+import { entryType } from '../entry-type.js';
 import { treeExcludeMatcher } from '../globs.js';
-import { entryType, maxEntriesArg, resolveDirectory } from '../listing.js';
+import { maxEntriesArg, resolveDirectory } from '../listing.js';
 import { readBudget } from '../read-budget.js';
 import { rootContaining, walkBatches, type WalkEntryType } from '../walk.js';
 

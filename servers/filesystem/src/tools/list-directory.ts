@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import { READ_ONLY } from '../annotations.js';
 import type { FilesystemConfig } from '../config.js';
-import { direntType, entryPrefix, entryType, maxEntriesArg, readDirectory, resolveDirectory } from '../listing.js';
+import { entryType } from '../entry-type.js';
+import { direntType, entryPrefix, maxEntriesArg, readDirectory, resolveDirectory } from '../listing.js';
 
 const listDirectoryOutput = z.object({
   path: z.string(),
