@@ -13,7 +13,7 @@ import { accessDenied, type ResolvedEntry } from './entry-path.js';
 export const MAX_COPY_ENTRIES = 100_000;
 const COPY_CHUNK = 1024 * 1024;
 
-export function tempPath(dir: string): string {
+function tempPath(dir: string): string {
   return path.join(dir, tempName());
 }
 
