@@ -79,6 +79,9 @@ export interface SuiteServerOptions {
   selection?: ToolSelection;
 }
 
+/** The state a resources/list cursor carries: which template (phase) and that template's own cursor. */
+const RESOURCES_CURSOR = z.object({ phase: z.number().int().min(0), inner: z.string().optional() });
+
 const LIST_ROOTS_RESULT = z.looseObject({
   roots: z.array(z.looseObject({ uri: z.string().min(1), name: z.string().optional() })),
 });
@@ -473,10 +476,8 @@ export class SuiteServer {
   }
 
   private installResourceHandlers(sdk: Server, ctx: (extra: unknown) => RequestContext): void {
-    const cursorState = z.object({ phase: z.number().int().min(0), inner: z.string().optional() });
-
     handle(sdk, ListResourcesRequestSchema, async (request, extra) => {
-      const state = request.params?.cursor ? decodeCursor('resources', request.params.cursor, cursorState) : { phase: 0 };
+      const state = request.params?.cursor ? decodeCursor('resources', request.params.cursor, RESOURCES_CURSOR) : { phase: 0 };
       const listable = this.templates.filter((t) => t.def.list);
       const resources: ResourceListing[] = [];
       let phase = state.phase;
