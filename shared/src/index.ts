@@ -57,6 +57,8 @@ export {
 } from './subscriptions.js';
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
 export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.js';
+export { formatBytes } from './sizes.js';
+export { mimeTypeFor, isTextMimeType, isProbablyText, OCTET_STREAM } from './mime.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
 export { TimeBudget } from './time-budget.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';

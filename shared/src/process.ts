@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { CancelledError } from './progress.js';
 import { ToolError } from './errors.js';
+import { formatBytes } from './sizes.js';
 
 /** What every child gets, whether it runs for one call or for the life of the server. */
 export interface ChildEnvironmentOptions {
@@ -474,8 +475,3 @@ function formatDuration(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}

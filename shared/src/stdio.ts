@@ -14,6 +14,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { envelopeKind, readEnvelope, type JsonRpcId } from './json-rpc-envelope.js';
 import type { Logger } from './logging.js';
+import { formatBytes } from './sizes.js';
 
 /**
  * The default largest message, as the SDK has always enforced it: clients already live within it
@@ -39,11 +40,6 @@ export interface StdioTransportOptions {
   stdout?: Writable;
 }
 
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${Number((bytes / (1024 * 1024)).toFixed(1))} MiB`;
-  if (bytes >= 1024) return `${Number((bytes / 1024).toFixed(1))} KiB`;
-  return `${bytes} bytes`;
-}
 
 /** A copy of the first `count` bytes of a list of buffers. */
 function firstBytes(parts: readonly Buffer[], count: number): Buffer {

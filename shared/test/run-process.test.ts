@@ -248,7 +248,7 @@ describe('runProcess', { timeout: 60_000 }, () => {
     const noisy = await runProcess(NODE, ['-e', "process.stdout.write('fine');for(;;)process.stderr.write('e'.repeat(65536))"], { maxOutputBytes: 100_000 });
     expect(noisy.truncated).toEqual({ stdout: false, stderr: true });
     expect(noisy.stdout).toBe('fine');
-    expect(noisy.stderr).toBe(`${'e'.repeat(100_000)}\n[… output truncated at 100000 bytes]`);
+    expect(noisy.stderr).toBe(`${'e'.repeat(100_000)}\n[… output truncated at 97.7 KiB]`);
     // Output of exactly the cap is complete, not truncated.
     const exact = await runProcess(NODE, ['-e', "process.stdout.write('z'.repeat(1024))"], { maxOutputBytes: 1024 });
     expect(exact).toMatchObject({ ok: true, stdout: 'z'.repeat(1024), truncated: { stdout: false, stderr: false } });

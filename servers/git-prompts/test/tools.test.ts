@@ -179,7 +179,7 @@ describe('the diff budget', () => {
     expect(text).toMatch(/\[… \d+ more lines of the diff of huge\.ts left out: it is longer than 4 KiB\]/);
     expect(text).toMatch(/Binary file logo\.png \(modified\): 2 KiB -> 4 KiB/);
     expect(text).toMatch(/# Left out of this diff \(64 files changed; \d+ shown above\):/);
-    expect(text).toMatch(/# \d+ files past the size budget \(20 KiB for the whole diff\):\n# {3}src\/module\d\d\.ts \(added\)/);
+    expect(text).toMatch(/# \d+ files past the size budget \(19.5 KiB for the whole diff\):\n# {3}src\/module\d\d\.ts \(added\)/);
     expect(text).toMatch(/# 2 lock or generated files \(left out by pattern\):\n# {3}package-lock\.json \(added\)\n# {3}web\/dist\/app\.min\.js \(added\)/);
     expect(text).toMatch(/call git_diff_staged again with path set to it/);
     // Naming a left-out file shows it.

@@ -58,7 +58,7 @@ describe('get_file_contents', () => {
 
   it('answers a file over 1 MB with a resource link (at the ref when one was given)', async () => {
     const out = await gh.callTool('get_file_contents', { ...repo, path: 'data/big.txt', ref: 'trunk' });
-    expect(out.text).toContain('is larger than 1.0 MiB');
+    expect(out.text).toContain('is larger than 1 MiB');
     expect(out.content[1]).toMatchObject({ type: 'resource_link', uri: 'repo://acme/widgets/refs/trunk/contents/data/big.txt', name: 'big.txt' });
     expect(out.text).not.toContain('xxxxxxxx');
     expect(BIG_FILE_BYTES).toBeGreaterThan(1024 * 1024);
@@ -216,7 +216,7 @@ describe('releases', () => {
     expect(list.text).toMatch(/^Releases of acme\/widgets:\nv1\.0\.0 · One · 2025-[\d-]+ [\d:]+Z · @alice\nv0\.9\.0 · Beta · pre-release · /);
     const latest = await gh.callTool('get_latest_release', repo);
     expect(latest.text).toContain('Latest release of acme/widgets: v1.0.0 "One"');
-    expect(latest.text).toContain('Assets: widgets.tgz (2.0 KiB, 7 downloads)');
+    expect(latest.text).toContain('Assets: widgets.tgz (2 KiB, 7 downloads)');
     expect(latest.text).toMatch(/Notes:\nStable\.$/);
   });
 

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ToolError, decodeCursor, encodeCursor, isInside, isSuiteTempName, type RequestContext, type ResourceListing, type SuiteServer } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
-import { OCTET_STREAM, isProbablyText, isTextMimeType, mimeTypeFor } from '../mime.js';
+import { OCTET_STREAM, isProbablyText, isTextMimeType, mimeTypeFor } from '@suite/shared';
 import { walk } from '../walk.js';
 
 /** resources/list stops after this many files in total; the template still reads any other file. */

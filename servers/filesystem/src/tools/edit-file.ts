@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FileChangedError, ToolError, defineTool, versionOf, type AnyToolDefinition, type FileVersion, type PathGuard } from '@suite/shared';
 import { unifiedDiff } from '../diff.js';
 import { withFsErrors } from '../fs-errors.js';
-import { isProbablyText } from '../mime.js';
+import { isProbablyText } from '@suite/shared';
 import { applyEdits, editResultSchema, editSchema, type EditOutcome } from '../text-edits.js';
 
 /** edit_file reads the whole file into memory; beyond this it refuses rather than risk the process. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import { READ_ONLY } from '../annotations.js';
 import { withPathErrors } from '../fs-errors.js';
-import { mimeTypeFor } from '../mime.js';
+import { mimeTypeFor } from '@suite/shared';
 import { formatSize } from '../sizes.js';
 
 const fileInfoInput = z.object({ path: z.string().describe('Path of the file or directory.') });

@@ -4,7 +4,7 @@ import { ToolError, defineTool, type AnyToolDefinition, type ContentBlock } from
 import { READ_ONLY } from '../annotations.js';
 import type { FilesystemConfig } from '../config.js';
 import { withPathErrors } from '../fs-errors.js';
-import { mimeTypeFor } from '../mime.js';
+import { mimeTypeFor } from '@suite/shared';
 import { readBudget } from '../read-budget.js';
 import { openRegularFile } from '../regular-file.js';
 import { formatSize } from '../sizes.js';

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { formatBytes } from '@suite/shared';
 import type { DiffBudget } from '../config.js';
 import type { GitRepository } from './repository.js';
 import { literalPathspec } from './repo-paths.js';
@@ -133,11 +134,6 @@ function cutSection(section: string, limit: number): { text: string; droppedLine
   return { text: kept, droppedLines };
 }
 
-function formatBytes(n: number): string {
-  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-  if (n >= 1024) return `${Math.round(n / 1024)} KiB`;
-  return `${n} bytes`;
-}
 
 function describe(entry: Pick<DiffFile, 'status' | 'path' | 'from'>): string {
   return entry.from ? `${entry.from} -> ${entry.path} (${STATUS_WORDS[entry.status] ?? entry.status})` : `${entry.path} (${STATUS_WORDS[entry.status] ?? entry.status})`;

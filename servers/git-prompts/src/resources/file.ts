@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { PathGuard, ToolError, type ResourceTemplateDefinition } from '@suite/shared';
+import { PathGuard, ToolError, formatBytes, isProbablyText, type ResourceTemplateDefinition } from '@suite/shared';
 import { completePath, completeRepository } from '../completion.js';
 import { resolveRepoPath } from '../git/repo-paths.js';
 import { TEMPLATES } from '../uris.js';
@@ -44,9 +44,9 @@ export function fileResource(ws: Workspace): ResourceTemplateDefinition {
         const buffer = Buffer.alloc(Math.min(stat.size, MAX_FILE_BYTES));
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
         const bytes = buffer.subarray(0, bytesRead);
-        if (bytes.subarray(0, 8000).includes(0)) return { uri, mimeType: 'text/plain', text: `Binary file, ${stat.size} bytes: not shown.\n` };
+        if (!isProbablyText(bytes)) return { uri, mimeType: 'text/plain', text: `Binary file, ${formatBytes(stat.size)}: not shown.\n` };
         let text = bytes.toString('utf8');
-        if (stat.size > MAX_FILE_BYTES) text = `${text.slice(0, text.lastIndexOf('\n') + 1)}[… file cut at ${MAX_FILE_BYTES / 1024} KiB of ${stat.size} bytes]\n`;
+        if (stat.size > MAX_FILE_BYTES) text = `${text.slice(0, text.lastIndexOf('\n') + 1)}[… file cut at ${formatBytes(MAX_FILE_BYTES)} of ${formatBytes(stat.size)}]\n`;
         return { uri, mimeType: 'text/plain', text };
       } finally {
         await handle.close();

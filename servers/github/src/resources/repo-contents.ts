@@ -1,6 +1,6 @@
-import { ToolError, type RequestContext, type ResourceContents, type ResourceTemplateDefinition, type TemplateVariables } from '@suite/shared';
+import { ToolError, type RequestContext, type ResourceContents, type ResourceTemplateDefinition, type TemplateVariables, formatBytes, isProbablyText } from '@suite/shared';
 import { completers } from '../completions.js';
-import { contentsUri, describeBytes, guessMimeType, isBinary } from '../file-contents.js';
+import { contentsUri, guessMimeType } from '../file-contents.js';
 import type { GithubCall, GithubSession } from '../github-session.js';
 import type { ContentsAnswer, FileEntry } from '../github-types.js';
 import { fullName, isOwnerName, isRepoName } from '../params.js';
@@ -20,7 +20,7 @@ async function readCapped(body: AsyncIterable<Uint8Array>, max: number): Promise
 
 function fileContents(uri: string, path: string, bytes: Buffer): ResourceContents {
   const mimeType = guessMimeType(path);
-  return isBinary(bytes) ? { uri, mimeType: mimeType === 'text/plain' ? 'application/octet-stream' : mimeType, blob: bytes.toString('base64') } : { uri, mimeType, text: bytes.toString('utf8') };
+  return !isProbablyText(bytes) ? { uri, mimeType: mimeType === 'text/plain' ? 'application/octet-stream' : mimeType, blob: bytes.toString('base64') } : { uri, mimeType, text: bytes.toString('utf8') };
 }
 
 /** A file (text, or a blob when binary) or a directory listing, up to limits.maxResourceBytes. */
@@ -36,13 +36,13 @@ async function readContents(call: GithubCall, owner: string, repo: string, path:
   const file = answer as FileEntry;
   const { maxResourceBytes } = call.config.limits;
   if (file.size > maxResourceBytes) {
-    throw new ToolError(`${path} in ${fullName(owner, repo)} is ${describeBytes(file.size)}, more than the ${describeBytes(maxResourceBytes)} a resource read returns. Download it from ${file.download_url ?? file.html_url ?? 'GitHub'}.`);
+    throw new ToolError(`${path} in ${fullName(owner, repo)} is ${formatBytes(file.size)}, more than the ${formatBytes(maxResourceBytes)} a resource read returns. Download it from ${file.download_url ?? file.html_url ?? 'GitHub'}.`);
   }
   if (file.encoding === 'base64' && file.content) return fileContents(uri, file.path, Buffer.from(file.content, 'base64'));
   // Over 1 MB GitHub leaves `content` empty; the raw media type streams the bytes.
   const raw = await call.api.request(contentsRoute('GET', path), { ...params, mediaType: { format: 'raw' }, request: { parseSuccessResponseBody: false } });
   const bytes = await readCapped(raw.data as AsyncIterable<Uint8Array>, maxResourceBytes);
-  if (!bytes) throw new ToolError(`${path} in ${fullName(owner, repo)} is more than ${describeBytes(maxResourceBytes)}; download it from GitHub instead.`);
+  if (!bytes) throw new ToolError(`${path} in ${fullName(owner, repo)} is more than ${formatBytes(maxResourceBytes)}; download it from GitHub instead.`);
   return fileContents(uri, file.path, bytes);
 }
 

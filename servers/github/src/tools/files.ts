@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError, type ContentBlock } from '@suite/shared';
+import { ToolError, type ContentBlock, formatBytes, isProbablyText } from '@suite/shared';
 import type { GithubCall } from '../github-session.js';
 import { httpStatus } from '../github-errors.js';
 import { githubTool } from '../github-tool.js';
@@ -7,7 +7,7 @@ import type { ContentsAnswer, DirectoryEntry, FileCommit, FileEntry, GitRef, Sub
 import { fullName, repoParams, text } from '../params.js';
 import { firstLine } from '../present.js';
 import { anyPathField, branchField, branchRef, contentsRoute, filePathField } from '../repo-paths.js';
-import { contentsUri, describeBytes, guessMimeType, isBinary } from '../file-contents.js';
+import { contentsUri, guessMimeType } from '../file-contents.js';
 
 
 const refField = text.optional();
@@ -19,7 +19,7 @@ async function getContents(call: GithubCall, owner: string, repo: string, path: 
 
 function directoryListing(owner: string, repo: string, path: string, ref: string | undefined, entries: DirectoryEntry[]): string {
   const sorted = [...entries].sort((a, b) => (a.type === b.type ? a.name.localeCompare(b.name) : a.type === 'dir' ? -1 : 1));
-  const lines = sorted.map((e) => (e.type === 'dir' ? `${e.name}/` : e.type === 'file' ? `${e.name} (${describeBytes(e.size)})` : `${e.name} [${e.type}]`));
+  const lines = sorted.map((e) => (e.type === 'dir' ? `${e.name}/` : e.type === 'file' ? `${e.name} (${formatBytes(e.size)})` : `${e.name} [${e.type}]`));
   return `${fullName(owner, repo)}:/${path}${ref ? ` at ${ref}` : ''}: ${entries.length} entries\n${lines.join('\n')}`;
 }
 
@@ -42,16 +42,16 @@ export const getFileContents = githubTool({
     const mimeType = guessMimeType(file.path);
     const link = (why: string): { content: ContentBlock[] } => ({
       content: [
-        { type: 'text', text: `${where} (${describeBytes(file.size)}, sha ${file.sha.slice(0, 7)}) is ${why}; read it as the resource ${uri}.` },
-        { type: 'resource_link', uri, name: file.name, mimeType, description: `${describeBytes(file.size)} from ${fullName(owner, repo)}` },
+        { type: 'text', text: `${where} (${formatBytes(file.size)}, sha ${file.sha.slice(0, 7)}) is ${why}; read it as the resource ${uri}.` },
+        { type: 'resource_link', uri, name: file.name, mimeType, description: `${formatBytes(file.size)} from ${fullName(owner, repo)}` },
       ],
     });
-    if (file.size > call.config.limits.maxFileBytes || file.encoding !== 'base64') return link(`larger than ${describeBytes(call.config.limits.maxFileBytes)}`);
+    if (file.size > call.config.limits.maxFileBytes || file.encoding !== 'base64') return link(`larger than ${formatBytes(call.config.limits.maxFileBytes)}`);
     const bytes = Buffer.from(file.content, 'base64');
-    if (isBinary(bytes)) return link('binary');
+    if (!isProbablyText(bytes)) return link('binary');
     return {
       content: [
-        { type: 'text', text: `${where} (${describeBytes(file.size)}, sha ${file.sha.slice(0, 7)}):` },
+        { type: 'text', text: `${where} (${formatBytes(file.size)}, sha ${file.sha.slice(0, 7)}):` },
         { type: 'text', text: bytes.toString('utf8') },
       ],
     };

@@ -1,8 +1,8 @@
+import { formatBytes } from '@suite/shared';
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
 import { fullName, pageParams, repoParams } from '../params.js';
 import { listing, nextPage, paging, parts, userLine, userText, when, who } from '../present.js';
-import { describeBytes } from '../file-contents.js';
 
 export const listReleases = githubTool({
   name: 'list_releases',
@@ -31,7 +31,7 @@ export const getLatestRelease = githubTool({
     return [
       `Latest release of ${fullName(owner, repo)}: ${r.tag_name}${r.name ? ` "${userLine(r.name)}"` : ''}`,
       parts(`published ${when(r.published_at)}`, `by ${who(r.author)}`, r.prerelease ? 'pre-release' : '', r.html_url),
-      `Assets: ${r.assets.length === 0 ? 'none' : r.assets.map((a) => `${userLine(a.name)} (${describeBytes(a.size)}, ${a.download_count} downloads)`).join(', ')}`,
+      `Assets: ${r.assets.length === 0 ? 'none' : r.assets.map((a) => `${userLine(a.name)} (${formatBytes(a.size)}, ${a.download_count} downloads)`).join(', ')}`,
       `Notes:\n${userText(r.body, config.limits.maxTextChars, '(no notes)')}`,
     ].join('\n');
   },

@@ -1,3 +1,7 @@
+/**
+ * What kind of content a file holds: a MIME type from its name, and whether its bytes look like text.
+ * Shared by every server that hands files to a model (filesystem, github, git-prompts).
+ */
 import path from 'node:path';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OCTET_STREAM, isProbablyText, isTextMimeType, mimeTypeFor } from '../src/mime.js';
 
-describe('MIME types and text sniffing (used by resources and read_media_file)', () => {
+describe('MIME types and text sniffing (used by filesystem, github and git-prompts)', () => {
   it('maps common extensions, case-insensitively, and falls back to octet-stream', () => {
     expect(mimeTypeFor('/a/b/photo.JPG')).toBe('image/jpeg');
     expect(mimeTypeFor('clip.mp4')).toBe('video/mp4');
