@@ -47,6 +47,7 @@ export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './log
 export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
+export { nestedQuantifier } from './regex-safety.js';
 export { ProtocolError } from './protocol-errors.js';
 export {
   runProcess,

@@ -1,10 +1,9 @@
 import { promises as fs } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { ToolError, throwIfCancelled, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import { ToolError, nestedQuantifier, throwIfCancelled, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
-import { nestedQuantifier } from '../regex-safety.js';
 import { globMatcher, includeExcludeMatcher, searchExcludeMatcher, type PathMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
 import { formatSize } from '../sizes.js';
