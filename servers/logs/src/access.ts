@@ -18,8 +18,16 @@ export async function logRoots(ctx: RequestContext, config: LogsConfig): Promise
   return { directories: directories.filter((p) => !files.includes(p)), files };
 }
 
+export function noLogsMessage(): string {
+  return (
+    'No log directory or file is allowed. Start the server with directories or log files as arguments ' +
+    '(for example: npx @suite/server-logs /var/log/myapp), or use a client that provides roots.'
+  );
+}
+
 /** A path guard over the directories and the named files with their current rotations. */
 export async function logGuard(ctx: RequestContext, config: LogsConfig): Promise<PathGuard> {
+  if ((await ctx.roots()).directories.length === 0) throw ToolError.accessDenied(noLogsMessage());
   const base = await ctx.paths();
   const roots = await logRoots(ctx, config);
   if (roots.files.length === 0) return base;
@@ -39,6 +47,8 @@ export interface OpenedLog {
   mtimeMs: number;
   ino: number;
   dev: number;
+  /** 0 where the filesystem does not record it. */
+  birthtimeMs: number;
   compressed: boolean;
 }
 
@@ -74,7 +84,7 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
     throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
   }
   const compressed = rotationOf(real.slice(real.lastIndexOf('/') + 1)).compressed;
-  return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, compressed };
+  return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, compressed };
 }
 
 /** Runs fn with the log open, and closes it whatever happens. */

@@ -18,7 +18,8 @@ import { familyOf } from './discovery.js';
 
 const FINGERPRINT_BYTES = 64;
 
-const cursorState = z.object({ dev: z.number(), ino: z.number(), off: z.number().int().min(0), fp: z.string() });
+/** `bt`: the file's birth time where the filesystem records one; it tells a new file that reused a freed inode from the old one. */
+const cursorState = z.object({ dev: z.number(), ino: z.number(), bt: z.number().optional(), off: z.number().int().min(0), fp: z.string() });
 type CursorState = z.infer<typeof cursorState>;
 
 export type NewLinesStatus = 'started' | 'appended' | 'unchanged' | 'rotated' | 'truncated' | 'missing';
@@ -89,7 +90,12 @@ async function readFrom(log: OpenedLog, offset: number, maxBytes: number, final:
 }
 
 async function state(log: OpenedLog, offset: number): Promise<CursorState> {
-  return { dev: log.dev, ino: log.ino, off: offset, fp: await fingerprint(log, offset) };
+  return { dev: log.dev, ino: log.ino, ...(log.birthtimeMs > 0 ? { bt: log.birthtimeMs } : {}), off: offset, fp: await fingerprint(log, offset) };
+}
+
+function sameFile(log: OpenedLog, cursor: CursorState): boolean {
+  if (log.dev !== cursor.dev || log.ino !== cursor.ino) return false;
+  return cursor.bt === undefined || log.birthtimeMs <= 0 || cursor.bt === log.birthtimeMs;
 }
 
 /** The rotated sibling that is the file the cursor was in (same device and inode), if it is still there uncompressed. */
@@ -123,7 +129,7 @@ export async function readNewLines(guard: PathGuard, userPath: string, cursorTex
       const lines: string[] = [];
       let status: NewLinesStatus = 'appended';
       let from = cursor.off;
-      if (opened.dev !== cursor.dev || opened.ino !== cursor.ino) {
+      if (!sameFile(opened, cursor)) {
         status = 'rotated';
         from = 0;
         const old = await findRotated(opened.real, cursor);

@@ -116,7 +116,9 @@ export interface TailResult {
 function clipToBytes(line: string, maxBytes: number): string {
   if (Buffer.byteLength(line) <= maxBytes) return line;
   const bytes = Buffer.from(line);
-  const start = utf8Boundary(bytes, bytes.length - maxBytes + 3);
+  // Room for the ellipsis (3 bytes); then forward to the start of a character.
+  let start = bytes.length - maxBytes + 3;
+  while (start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start++;
   return `…${bytes.toString('utf8', start)}`;
 }
 

@@ -173,6 +173,14 @@ const rfc5424: LineParser = {
   },
 };
 
+/** `sshd[2201]: error: …` gives error. */
+function levelAfterTag(rest: string): Level | undefined {
+  const tagEnd = rest.indexOf(': ');
+  if (tagEnd === -1 || tagEnd > 64) return undefined;
+  const m = /^([A-Za-z]{3,9}):/.exec(rest.slice(tagEnd + 2, tagEnd + 14));
+  return m ? levelFromWord(m[1] as string) : undefined;
+}
+
 /** `[<PRI>]Mmm dd hh:mm:ss HOST TAG[PID]: MSG` */
 function rfc3164(reference: number): LineParser {
   return {
@@ -191,8 +199,9 @@ function rfc3164(reference: number): LineParser {
       if (!parsed || line[parsed.end] !== ' ') return undefined;
       const hostEnd = line.indexOf(' ', parsed.end + 1);
       const rest = hostEnd === -1 ? '' : line.slice(hostEnd + 1);
-      // The tag (program[pid]:) is part of what groups similar messages; the level is in PRI or the text.
-      const level = pri !== undefined ? levelFromSyslogPriority(pri) : findLevel(rest)?.level;
+      // The tag (program[pid]:) is part of what groups similar messages; the level is in PRI, or in
+      // the text: a word such as "error:" right after the tag (sshd, postfix), or anywhere as for other text.
+      const level = pri !== undefined ? levelFromSyslogPriority(pri) : (levelAfterTag(rest) ?? findLevel(rest)?.level);
       return { time: parsed.time, level, message: clip(rest) };
     },
   };

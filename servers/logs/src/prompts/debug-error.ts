@@ -77,7 +77,7 @@ export function debugError(config: LogsConfig): PromptDefinition<typeof args> {
       const uris = withMatches.map(([display]) => fileUri(pathOf.get(display) ?? display, { grep: error }));
       const found =
         withMatches.length > 0
-          ? `It occurs in ${withMatches.map(([display, n]) => `${path.basename(display)} (${n}${n >= 500 ? '+' : ''} lines)`).join(', ')}; the entries that contain it are embedded below, newest last.`
+          ? `It occurs in ${withMatches.map(([display, n]) => `${path.basename(display)} (${n}${n >= 500 ? '+' : ''} line${n === 1 ? '' : 's'})`).join(', ')}; the entries that contain it are embedded below, newest last.`
           : 'It does not occur in the logs (rotated copies included); the last hour of all logs is embedded below instead.';
       const instruction =
         `Help me debug this error: ${JSON.stringify(error)}. ${found} ` +
