@@ -28,7 +28,7 @@ export type {
   ResourceLinkContent,
 } from './context.js';
 export { ToolError, UpstreamError, ERROR_CODES, type ToolErrorKind } from './errors.js';
-export { errorResult, describeZodError, type ToolAnnotations, toolList, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './tools.js';
+export { errorResult, describeZodError, type ToolAnnotations, toolList, defineTool, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './tools.js';
 export { ToolGate, type ToolsetInfo, type ToolSelection } from './toolsets.js';
 export type {
   ResourceContents,
@@ -42,7 +42,16 @@ export type {
 } from './resources.js';
 export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './roots.js';
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './paths.js';
-export { ChangeHub, type ChangeSource, type ChangeSink, type ChangeHubOptions } from './subscriptions.js';
+export {
+  ChangeHub,
+  fileSignature,
+  type ChangeContext,
+  type ChangeSetup,
+  type ChangeSource,
+  type ChangeSink,
+  type ChangeHubOptions,
+  type WatchFault,
+} from './subscriptions.js';
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
 export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';

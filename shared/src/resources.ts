@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ContentBlock, RequestContext, ResourceContents } from './context.js';
-import type { ChangeSource } from './subscriptions.js';
+import type { ChangeContext, ChangeSource } from './subscriptions.js';
 
 export type { ResourceContents };
 
@@ -25,8 +25,11 @@ export interface ResourceDefinition {
   description?: string;
   mimeType?: string;
   read(ctx: RequestContext): Promise<ResourceContents | ResourceContents[]>;
-  /** What to watch while someone is subscribed; omit for resources that never change. */
-  subscribe?(ctx: RequestContext): Promise<ChangeSource | undefined>;
+  /**
+   * What to follow while someone is subscribed (paths, trees, a poll); omit for resources that never
+   * change. A source that hears of changes itself (a LISTEN channel) calls `change.publish()`.
+   */
+  subscribe?(ctx: RequestContext, change: ChangeContext): Promise<ChangeSource | undefined>;
 }
 
 /**
@@ -48,7 +51,8 @@ export interface ResourceTemplateDefinition {
   list?(cursor: string | undefined, ctx: RequestContext): Promise<{ resources: ResourceListing[]; nextCursor?: string }>;
   /** Completion for template variables (`completion/complete` with `ref/resource`). */
   complete?: Record<string, Completer>;
-  subscribe?(uri: string, variables: TemplateVariables, ctx: RequestContext): Promise<ChangeSource | undefined>;
+  /** As for a fixed resource: what to follow for this URI while someone is subscribed. */
+  subscribe?(uri: string, variables: TemplateVariables, ctx: RequestContext, change: ChangeContext): Promise<ChangeSource | undefined>;
 }
 
 /** One message of a prompt; embed a resource of this server with `ctx.embedResource(uri)`. */

@@ -51,7 +51,7 @@ import type {
 } from './resources.js';
 import { RootsManager, type RootsSnapshot } from './roots.js';
 import { SecretScope, processSecrets } from './secrets.js';
-import type { ChangeHub, ChangeSource } from './subscriptions.js';
+import type { ChangeHub } from './subscriptions.js';
 import { runTool, toJsonSchema, type AnyToolDefinition, type CallToolResult, type ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
 
@@ -517,9 +517,9 @@ export class SuiteServer {
       if (!resource && !found) throw ProtocolError.resourceNotFound(uri);
       const context = ctx(extra);
       await this.guardResourceCall(() =>
-        changes.subscribe(this.sessionId, uri, async (): Promise<ChangeSource | undefined> => {
-          if (resource) return resource.subscribe?.(context);
-          return found!.template.def.subscribe?.(uri, found!.variables, context);
+        changes.subscribe(this.sessionId, uri, async (change) => {
+          if (resource) return resource.subscribe?.(context, change);
+          return found!.template.def.subscribe?.(uri, found!.variables, context, change);
         }),
       );
       return {};

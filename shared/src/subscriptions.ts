@@ -1,21 +1,20 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import { Logger } from './logging.js';
+import {
+  PathWatcher,
+  SignaturePoller,
+  TreeWatcher,
+  errorCode,
+  isWatchLimitError,
+  pathSignature,
+  watchFaultFromEnvironment,
+  type Follower,
+  type WatchEnvironment,
+  type WatchFault,
+} from './watchers.js';
 
-async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  );
-}
-
-let chokidar: Promise<typeof import('chokidar')> | undefined;
-/** chokidar is loaded on the first watch: most sessions never subscribe to anything. */
-function loadChokidar(): Promise<typeof import('chokidar')> {
-  chokidar ??= import('chokidar');
-  return chokidar;
-}
+export { fileSignature, type WatchFault } from './watchers.js';
 
 /** How a session hears about changes. SuiteServer implements it with notifications. */
 export interface ChangeSink {
@@ -23,28 +22,33 @@ export interface ChangeSink {
   listChanged(): void;
 }
 
-/**
- * What a server attaches to a subscribed URI: a file or directory to watch, and/or a disposer for
- * a non-file source (a LISTEN channel, a poller) that calls `hub.publish(uri)` itself.
- */
+/** Handed to a source's setup: the source publishes through it, so no server hands the hub around. */
+export interface ChangeContext {
+  uri: string;
+  /** Announce that the subscribed resource changed (debounced and coalesced by the hub). */
+  publish(): void;
+  log: Logger;
+}
+
+/** What a server attaches to a subscribed URI; every part is optional and they combine. */
 export interface ChangeSource {
+  /**
+   * Files (or directories: their direct children) to watch. `path` stays as a one-element shorthand.
+   * Give real paths: a symlink is followed as an entry of its own directory, not to its target.
+   */
   path?: string;
-  /** Several files that together make the resource (a database and its -wal file). */
   paths?: string[];
+  /** Directories watched recursively: a change anywhere below (any depth) publishes. */
+  trees?: string[];
+  /**
+   * For what cannot be watched (an HTTP API, a network filesystem): every intervalMs the hub calls
+   * signature(); a value different from the previous one publishes. undefined = "gone".
+   */
+  poll?: { intervalMs: number; signature: () => Promise<string | undefined> };
   dispose?: () => void | Promise<void>;
 }
 
-function pathsOf(source: ChangeSource | undefined): string[] {
-  if (!source) return [];
-  return [...(source.path ? [source.path] : []), ...(source.paths ?? [])].map((p) => path.resolve(p));
-}
-
-interface Subscription {
-  sessions: Set<string>;
-  source: Promise<ChangeSource | undefined>;
-  timer?: NodeJS.Timeout;
-  firstPendingAt?: number;
-}
+export type ChangeSetup = (change: ChangeContext) => Promise<ChangeSource | undefined>;
 
 export interface ChangeHubOptions {
   /** Quiet time before a burst of changes becomes one notification. */
@@ -52,29 +56,83 @@ export interface ChangeHubOptions {
   /** A steady stream of changes still notifies at least this often. */
   maxWaitMs?: number;
   log?: Logger;
+  /** How often a path or tree that cannot be watched (watch limit reached) is polled instead. Default 1000 ms. */
+  fallbackPollMs?: number;
+  /**
+   * Fault seam for tests: every new native watch fails with this code, as it does when the kernel's
+   * inotify watches (ENOSPC) or descriptors (EMFILE) run out. Defaults to `SUITE_WATCH_FAULT`.
+   */
+  watchFault?: WatchFault;
+}
+
+/** Poll sources may not ask for more than this (a source asking for 0 would spin). */
+const MIN_POLL_INTERVAL_MS = 10;
+
+interface Subscription {
+  readonly uri: string;
+  readonly sessions: Set<string>;
+  readonly change: ChangeContext;
+  ready: Promise<void>;
+  source?: ChangeSource;
+  /** Keys into `followed` this subscription holds. */
+  readonly follows: string[];
+  poller?: SignaturePoller;
+  timer?: NodeJS.Timeout;
+  firstPendingAt?: number;
+}
+
+type FollowKind = 'path' | 'tree';
+
+/** A path or tree followed for one or more URIs: by a native watcher, or by polling when that failed. */
+interface Followed {
+  readonly kind: FollowKind;
+  readonly target: string;
+  readonly uris: Set<string>;
+  ready: Promise<void>;
+  watcher?: Follower;
+  poller?: SignaturePoller;
+  starting: boolean;
+  /** A failure the watcher reported while it was still starting. */
+  failure?: unknown;
+  closed: boolean;
+}
+
+let chokidar: Promise<typeof import('chokidar')> | undefined;
+/** chokidar is loaded on the first listing watch: most sessions never list or subscribe. */
+function loadChokidar(): Promise<typeof import('chokidar')> {
+  chokidar ??= import('chokidar');
+  return chokidar;
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
 }
 
 /**
- * One per process. Counts subscriptions per URI across sessions, keeps a single chokidar watcher
- * whose paths follow the subscriptions, and turns bursts of file events into one
- * `notifications/resources/updated` per URI per subscribed session.
+ * One per process. Counts subscriptions per URI across sessions, follows the paths, trees and poll
+ * sources the subscribed resources name (each path or tree once, however many URIs hold it), and
+ * turns bursts of changes into one `notifications/resources/updated` per URI per subscribed session.
  */
 export class ChangeHub {
   private readonly sinks = new Map<string, ChangeSink>();
   private readonly subscriptions = new Map<string, Subscription>();
-  private readonly urisByPath = new Map<string, Set<string>>();
+  private readonly followed = new Map<string, Followed>();
   private readonly listings = new Map<string, { watcher: FSWatcher; holders: Set<string> }>();
-  private watcher: FSWatcher | undefined;
   private listTimer: NodeJS.Timeout | undefined;
   private readonly debounceMs: number;
   private readonly maxWaitMs: number;
+  private readonly fallbackPollMs: number;
   private readonly log: Logger;
+  private readonly env: WatchEnvironment;
+  private warnedFallback = false;
   private closed = false;
 
   constructor(options: ChangeHubOptions = {}) {
     this.debounceMs = options.debounceMs ?? 150;
     this.maxWaitMs = options.maxWaitMs ?? 1000;
+    this.fallbackPollMs = options.fallbackPollMs ?? 1000;
     this.log = options.log ?? new Logger('changes');
+    this.env = { fault: options.watchFault ?? watchFaultFromEnvironment(), log: this.log };
   }
 
   addSession(sessionId: string, sink: ChangeSink): void {
@@ -97,16 +155,33 @@ export class ChangeHub {
     return this.subscriptions.size;
   }
 
-  /** Paths the shared watcher holds right now. */
+  /** Paths (not trees) held right now, watched or polled. */
   get watchedPaths(): string[] {
-    return [...this.urisByPath.keys()];
+    return this.targets('path');
   }
 
-  /** True when the file watcher itself (not just the bookkeeping) follows this path. */
+  /** Trees held right now, watched or polled. */
+  get watchedTrees(): string[] {
+    return this.targets('tree');
+  }
+
+  /** Pollers running now: poll sources, and paths or trees polled because they could not be watched. */
+  get activePollers(): number {
+    let count = 0;
+    for (const sub of this.subscriptions.values()) if (sub.poller?.running) count++;
+    for (const f of this.followed.values()) if (f.poller?.running) count++;
+    return count;
+  }
+
+  /** True when a native watcher itself (not just the bookkeeping) follows this path or tree. */
   isWatching(p: string): boolean {
-    if (!this.watcher) return false;
-    const watched = this.watcher.getWatched();
-    return watched[p] !== undefined || (watched[path.dirname(p)] ?? []).includes(path.basename(p));
+    const f = this.followedAt(p);
+    return f !== undefined && !f.poller && f.watcher?.following === true;
+  }
+
+  /** True when this path or tree is followed by polling because it could not be watched. */
+  isPolling(p: string): boolean {
+    return this.followedAt(p)?.poller?.running === true;
   }
 
   isSubscribed(sessionId: string, uri: string): boolean {
@@ -115,27 +190,41 @@ export class ChangeHub {
 
   /**
    * Subscribes a session to a URI. The first subscriber runs `setup` (start watching a path,
-   * LISTEN on a channel); later ones share it. Subscribing twice is harmless.
+   * LISTEN on a channel) with a ChangeContext to publish through; later ones share it. Resolves once
+   * every path and tree is really followed and a poll source has its first signature, so a change
+   * made right after this returns is not missed. Subscribing twice is harmless.
    */
-  async subscribe(sessionId: string, uri: string, setup: () => Promise<ChangeSource | undefined>): Promise<void> {
+  async subscribe(sessionId: string, uri: string, setup: ChangeSetup): Promise<void> {
+    if (this.closed) return;
     const existing = this.subscriptions.get(uri);
     if (existing) {
       existing.sessions.add(sessionId);
-      await existing.source;
+      await existing.ready;
       return;
     }
-    // Resolves once the watcher really follows every path, so a change made right after the
-    // subscribe call returns is not missed.
-    const source = setup().then(async (src) => {
-      await Promise.all(pathsOf(src).map((p) => this.watchPath(p, uri)));
-      return src;
-    });
-    const sub: Subscription = { sessions: new Set([sessionId]), source };
+    const change: ChangeContext = {
+      uri,
+      // A source that outlives its subscription (a late callback) must not reach a newer one.
+      publish: () => {
+        if (this.subscriptions.get(uri) === sub) this.publish(uri);
+      },
+      log: this.log,
+    };
+    const sub: Subscription = { uri, sessions: new Set([sessionId]), change, ready: Promise.resolve(), follows: [] };
     this.subscriptions.set(uri, sub);
+    sub.ready = (async () => {
+      const source = await setup(change);
+      sub.source = source;
+      await this.attach(sub, source);
+    })();
     try {
-      await source;
+      await sub.ready;
     } catch (error) {
-      if (this.subscriptions.get(uri) === sub) this.subscriptions.delete(uri);
+      // An unsubscribe that came meanwhile has released it already.
+      if (this.subscriptions.get(uri) === sub) {
+        this.subscriptions.delete(uri);
+        await this.detach(sub);
+      }
       throw error;
     }
   }
@@ -144,14 +233,8 @@ export class ChangeHub {
     const sub = this.subscriptions.get(uri);
     if (!sub || !sub.sessions.delete(sessionId) || sub.sessions.size > 0) return;
     this.subscriptions.delete(uri);
-    if (sub.timer) clearTimeout(sub.timer);
-    const src = await sub.source.catch(() => undefined);
-    for (const p of pathsOf(src)) this.unwatchPath(p, uri);
-    try {
-      await src?.dispose?.();
-    } catch (error) {
-      this.log.warning('releasing a subscription failed', { uri, error: String(error) });
-    }
+    await sub.ready.catch(() => undefined);
+    await this.detach(sub);
   }
 
   /** A change in a non-file source, or a change the server made itself. */
@@ -212,73 +295,135 @@ export class ChangeHub {
   async close(): Promise<void> {
     this.closed = true;
     if (this.listTimer) clearTimeout(this.listTimer);
-    const sources = [...this.subscriptions.values()];
+    const subs = [...this.subscriptions.values()];
     this.subscriptions.clear();
-    this.urisByPath.clear();
     await Promise.all(
-      sources.map(async (sub) => {
-        if (sub.timer) clearTimeout(sub.timer);
-        const src = await sub.source.catch(() => undefined);
-        await Promise.resolve(src?.dispose?.()).catch(() => undefined);
+      subs.map(async (sub) => {
+        await sub.ready.catch(() => undefined);
+        await this.detach(sub);
       }),
     );
+    await Promise.all([...this.followed.values()].map((f) => this.stopFollowing(f)));
+    this.followed.clear();
     await Promise.all([...this.listings.values()].map((l) => l.watcher.close()));
     this.listings.clear();
-    await this.watcher?.close();
-    this.watcher = undefined;
   }
 
-  private async watchPath(p: string, uri: string): Promise<void> {
-    let uris = this.urisByPath.get(p);
-    if (uris) {
-      uris.add(uri);
+  private targets(kind: FollowKind): string[] {
+    return [...this.followed.values()].filter((f) => f.kind === kind).map((f) => f.target);
+  }
+
+  private followedAt(p: string): Followed | undefined {
+    const target = path.resolve(p);
+    return this.followed.get(`path:${target}`) ?? this.followed.get(`tree:${target}`);
+  }
+
+  /** Follows what the source names. Every hold is recorded before it is awaited, so detach releases it all. */
+  private async attach(sub: Subscription, source: ChangeSource | undefined): Promise<void> {
+    if (!source) return;
+    const paths = unique([...(source.path !== undefined ? [source.path] : []), ...(source.paths ?? [])].map((p) => path.resolve(p)));
+    const trees = unique((source.trees ?? []).map((p) => path.resolve(p)));
+    const waits = [...paths.map((p) => this.follow(sub, 'path', p)), ...trees.map((p) => this.follow(sub, 'tree', p))];
+    if (source.poll) {
+      const { intervalMs, signature } = source.poll;
+      if (!Number.isFinite(intervalMs) || intervalMs < MIN_POLL_INTERVAL_MS) {
+        throw new RangeError(`poll.intervalMs must be at least ${MIN_POLL_INTERVAL_MS} (got ${intervalMs}).`);
+      }
+      sub.poller = new SignaturePoller(intervalMs, signature, () => sub.change.publish(), this.log);
+      waits.push(sub.poller.start());
+    }
+    await Promise.all(waits);
+  }
+
+  private async detach(sub: Subscription): Promise<void> {
+    if (sub.timer) clearTimeout(sub.timer);
+    sub.timer = undefined;
+    sub.poller?.stop();
+    const releases = sub.follows.splice(0).map((key) => this.unfollow(key, sub.uri));
+    await Promise.all(releases);
+    try {
+      await sub.source?.dispose?.();
+    } catch (error) {
+      this.log.warning('releasing a subscription failed', { uri: sub.uri, error: String(error) });
+    }
+  }
+
+  private follow(sub: Subscription, kind: FollowKind, target: string): Promise<void> {
+    const key = `${kind}:${target}`;
+    sub.follows.push(key);
+    const existing = this.followed.get(key);
+    if (existing) {
+      existing.uris.add(sub.uri);
+      return existing.ready;
+    }
+    const f: Followed = { kind, target, uris: new Set([sub.uri]), ready: Promise.resolve(), starting: true, closed: false };
+    this.followed.set(key, f);
+    f.ready = this.startFollowing(f);
+    return f.ready;
+  }
+
+  private async unfollow(key: string, uri: string): Promise<void> {
+    const f = this.followed.get(key);
+    if (!f || !f.uris.delete(uri) || f.uris.size > 0) return;
+    this.followed.delete(key);
+    await this.stopFollowing(f);
+  }
+
+  private async startFollowing(f: Followed): Promise<void> {
+    const events = {
+      changed: () => this.publishFollowed(f),
+      failed: (error: unknown) => void this.fallBack(f, error),
+    };
+    const watcher = f.kind === 'path' ? new PathWatcher(f.target, { children: true }, events, this.env) : new TreeWatcher(f.target, events, this.env);
+    f.watcher = watcher;
+    try {
+      await watcher.start();
+    } catch (error) {
+      f.failure ??= error;
+    }
+    f.starting = false;
+    if (f.closed) await watcher.close();
+    else if (f.failure !== undefined) await this.fallBack(f, f.failure);
+  }
+
+  /**
+   * Follows a path or tree by polling once its watcher failed: the kernel's watch limit was reached
+   * (or a watch was refused). Said once per hub as a warning; the paths go to the private log only.
+   */
+  private async fallBack(f: Followed, error: unknown): Promise<void> {
+    if (f.closed || f.poller) return;
+    if (f.starting) {
+      f.failure ??= error;
       return;
     }
-    uris = new Set([uri]);
-    this.urisByPath.set(p, uris);
-    const watcher = await this.ensureWatcher();
-    if (this.urisByPath.get(p) !== uris) return; // unsubscribed while chokidar was loading
-    watcher.add(p);
-    await this.untilWatched(watcher, p);
+    const wasFollowing = f.watcher?.following === true;
+    const watcher = f.watcher;
+    f.watcher = undefined;
+    const recursive = f.kind === 'tree';
+    f.poller = new SignaturePoller(this.fallbackPollMs, () => pathSignature(f.target, recursive), () => this.publishFollowed(f), this.log);
+    await watcher?.close();
+    const code = errorCode(error) ?? 'error';
+    if (!this.warnedFallback) {
+      this.warnedFallback = true;
+      const cause = isWatchLimitError(error)
+        ? `the system limit for file watches was reached (${code}); raise fs.inotify.max_user_watches (or the open file limit) to get instant updates back`
+        : `a file watch was refused (${code})`;
+      this.log.warning(`Polling subscribed files every ${this.fallbackPollMs} ms instead of watching them: ${cause}.`);
+    }
+    this.log.private('debug', `polling ${f.kind} ${f.target} (${code})`);
+    await f.poller.start();
+    // A watcher that failed while following may have missed a change on the way to the poller.
+    if (wasFollowing) this.publishFollowed(f);
   }
 
-  /** chokidar adds paths asynchronously and has no per-path ready event: look until it is there. */
-  private async untilWatched(watcher: FSWatcher, p: string): Promise<void> {
-    // A path that does not exist (yet) is never listed; chokidar reports it when it appears.
-    if (!(await exists(p))) return;
-    const deadline = Date.now() + 2000;
-    while (Date.now() < deadline && this.watcher === watcher) {
-      if (this.isWatching(p)) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+  private async stopFollowing(f: Followed): Promise<void> {
+    f.closed = true;
+    f.poller?.stop();
+    if (!f.starting) await f.watcher?.close();
   }
 
-  private unwatchPath(p: string, uri: string): void {
-    const uris = this.urisByPath.get(p);
-    if (!uris) return;
-    uris.delete(uri);
-    if (uris.size === 0) {
-      this.urisByPath.delete(p);
-      this.watcher?.unwatch(p);
-    }
-  }
-
-  private async ensureWatcher(): Promise<FSWatcher> {
-    const { watch } = await loadChokidar();
-    if (!this.watcher) {
-      // atomic: an editor's (or our own) write-to-temp-then-rename is one change, not unlink+add.
-      this.watcher = watch([], { ignoreInitial: true, atomic: true, persistent: false, depth: 0 });
-      this.watcher.on('all', (_event, changed) => this.onFileEvent(path.resolve(changed)));
-      this.watcher.on('error', (error) => this.log.warning('file watcher error', { error: String(error) }));
-    }
-    return this.watcher;
-  }
-
-  private onFileEvent(changed: string): void {
-    // A watched directory hears about its children; a watched file about itself.
-    for (const candidate of [changed, path.dirname(changed)]) {
-      const uris = this.urisByPath.get(candidate);
-      if (uris) for (const uri of uris) this.publish(uri);
-    }
+  private publishFollowed(f: Followed): void {
+    if (f.closed) return;
+    for (const uri of f.uris) this.publish(uri);
   }
 }

@@ -135,8 +135,16 @@ export function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Recor
   return json;
 }
 
-/** Makes one tool from the server's process-wide configuration. */
-export type ToolFactory<C> = (config: C) => AnyToolDefinition;
+/**
+ * Types a tool declaration from its schemas (the handler's arguments and structured output are
+ * checked against them) and returns it as a member of a list of tools.
+ */
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject | undefined = undefined>(definition: ToolDefinition<I, O>): AnyToolDefinition {
+  return definition as unknown as AnyToolDefinition;
+}
+
+/** Makes one tool, or a close family of tools, from the server's process-wide configuration. */
+export type ToolFactory<C> = (config: C) => AnyToolDefinition | readonly AnyToolDefinition[];
 
 /**
  * A server's tools as a list of factories, built once per configuration object: every session
@@ -149,7 +157,7 @@ export function toolList<C extends object>(factories: readonly ToolFactory<C>[])
   return (config) => {
     let tools = built.get(config);
     if (!tools) {
-      tools = factories.map((make) => make(config));
+      tools = factories.flatMap((make) => make(config));
       built.set(config, tools);
     }
     return tools;

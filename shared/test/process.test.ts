@@ -38,7 +38,8 @@ describe('server process', () => {
     try {
       const out = await session.callTool('chatty');
       expect(out.text).toBe('HELLO');
-      expect(session.stderr()).toContain('this line would corrupt the protocol stream');
+      // stderr is another pipe: its bytes may arrive after the answer on stdout.
+      await expect.poll(() => session.stderr(), { timeout: 5000 }).toContain('this line would corrupt the protocol stream');
     } finally {
       await session.close();
     }

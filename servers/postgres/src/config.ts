@@ -11,7 +11,7 @@ export interface PostgresConfig {
   /** With --allow-write, the execute tool is registered. */
   allowWrite: boolean;
   limits: PostgresLimits;
-  /** The process-wide change hub (LISTEN channel subscriptions). */
+  /** The process-wide change hub, given to every session's SuiteServer so that channels can be subscribed to. */
   changes: ChangeHub;
   /** The process-wide LISTEN connection. */
   listener: ChannelListener;

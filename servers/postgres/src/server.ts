@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
 import type { PostgresConfig } from './config.js';
-import { registerQueryTool } from './tools/query.js';
-import { registerExecuteTool } from './tools/execute.js';
-import { registerSchemaTools } from './tools/schema.js';
-import { registerExplainTool } from './tools/explain.js';
-import { registerHealthTools } from './tools/health.js';
+import { queryTools } from './tools/query.js';
+import { executeTools } from './tools/execute.js';
+import { schemaTools } from './tools/schema.js';
+import { explainTools } from './tools/explain.js';
+import { healthTools } from './tools/health.js';
 import { registerTableResources } from './resources/tables.js';
 import { registerChannelResources } from './resources/channels.js';
 
@@ -27,6 +27,9 @@ Results are capped at ${limits.maxRows} rows: aggregate or add LIMIT instead of 
   }`;
 }
 
+/** Every tool, built once per configuration and shared by all sessions; read-only mode leaves out execute. */
+const tools = toolList<PostgresConfig>([queryTools, schemaTools, explainTools, healthTools, executeTools]);
+
 /** Builds the server for one session. */
 export function buildServer(config: PostgresConfig, session?: SessionInfo): SuiteServer {
   const server = new SuiteServer({
@@ -37,11 +40,7 @@ export function buildServer(config: PostgresConfig, session?: SessionInfo): Suit
     selection: { readOnly: !config.allowWrite },
     ...(session ? { session } : {}),
   });
-  registerQueryTool(server, config);
-  registerSchemaTools(server, config);
-  registerExplainTool(server, config);
-  registerHealthTools(server, config);
-  registerExecuteTool(server, config);
+  server.tools(tools(config));
   registerTableResources(server, config);
   registerChannelResources(server, config);
   return server;

@@ -11,7 +11,7 @@ const MAX_CHANNEL_BYTES = 63;
  * recent payloads received while subscribed.
  */
 export function registerChannelResources(server: SuiteServer, config: PostgresConfig): void {
-  const { database, listener, changes } = config;
+  const { database, listener } = config;
   const parse = (uri: string, raw: string | undefined): string => {
     const channel = raw ?? '';
     if (!channel || channel.includes('\0') || Buffer.byteLength(channel) > MAX_CHANNEL_BYTES) {
@@ -31,9 +31,9 @@ export function registerChannelResources(server: SuiteServer, config: PostgresCo
       const body = { channel, listening: listener.isListening(channel), notifications: listener.recentNotifications(channel) };
       return { uri, mimeType: 'application/json', text: JSON.stringify(body, null, 2) };
     },
-    async subscribe(uri, variables) {
+    async subscribe(uri, variables, _ctx, change) {
       const channel = parse(uri, variables.name);
-      const stop = await listener.listen(channel, () => changes.publish(uri));
+      const stop = await listener.listen(channel, () => change.publish());
       return { dispose: stop };
     },
   });

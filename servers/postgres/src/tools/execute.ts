@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import type { SuiteServer } from '@suite/shared';
+import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import { QUERY_OUTPUT, shapeResult } from '../results.js';
 import { PARAM_VALUE, SQL_INPUT } from './query.js';
 
 /** Registered only with --allow-write. */
-export function registerExecuteTool(server: SuiteServer, config: PostgresConfig): void {
+export function executeTools(config: PostgresConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const { database, limits } = config;
-  server.tool({
+  tools.push(defineTool({
     name: 'execute',
     description: `Runs ONE SQL statement that may change data or schema (INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, ...),
 in its own transaction, committed when it succeeds and rolled back when it fails. Multiple statements are refused.
@@ -30,5 +31,6 @@ Use $1, $2, ... with "params" for values. RETURNING rows come back like query re
         },
         sql,
       ),
-  });
+  }));
+  return tools;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError, type SuiteServer } from '@suite/shared';
+import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import { PARAM_VALUE, SQL_INPUT } from './query.js';
 
@@ -25,9 +25,10 @@ const DETAIL_KEYS = [
   'Workers Launched',
 ] as const;
 
-export function registerExplainTool(server: SuiteServer, config: PostgresConfig): void {
+export function explainTools(config: PostgresConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const { database } = config;
-  server.tool({
+  tools.push(defineTool({
     name: 'explain_query',
     description: `Shows PostgreSQL's plan for ONE statement as a readable tree (from EXPLAIN (FORMAT JSON)), with costs and row estimates.
 With analyze=true the statement really runs (timings, actual rows, buffers), inside a READ ONLY transaction that is
@@ -53,7 +54,8 @@ rolled back, so only read-only statements can be analyzed. Use it to see why a q
       );
       return { text: renderPlan(plan), structured: { analyzed: analyze, plan } };
     },
-  });
+  }));
+  return tools;
 }
 
 export function renderPlan(plan: Record<string, unknown>[]): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SuiteServer } from '@suite/shared';
+import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import type { Transaction } from '../database.js';
 import pg from 'pg';
@@ -108,9 +108,10 @@ const TOP_QUERY = z.object({
   sharedBlocksRead: z.number(),
 });
 
-export function registerHealthTools(server: SuiteServer, config: PostgresConfig): void {
+export function healthTools(config: PostgresConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const { database } = config;
-  server.tool({
+  tools.push(defineTool({
     name: 'database_health',
     description: `Checks the database's health: connections in use, cache hit ratio, tables needing vacuum, transaction-id wraparound,
 invalid and duplicate indexes, and sequences near their limit, with a list of warnings. Read-only.`,
@@ -130,9 +131,9 @@ invalid and duplicate indexes, and sequences near their limit, with a list of wa
       const report = await database.readOnly(ctx.signal, healthReport);
       return { text: renderHealth(report), structured: report };
     },
-  });
+  }));
 
-  server.tool({
+  tools.push(defineTool({
     name: 'top_queries',
     description: `Lists the most expensive statements recorded by the pg_stat_statements extension (by total time, mean time or calls).
 When the extension is not installed or not loaded, says how to enable it.`,
@@ -175,5 +176,6 @@ When the extension is not installed or not loaded, says how to enable it.`,
       );
       return { text: lines.join('\n') || 'pg_stat_statements has no statements recorded for this database yet.', structured: { available: true, queries: outcome.queries } };
     },
-  });
+  }));
+  return tools;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SuiteServer } from '@suite/shared';
+import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import { QUERY_OUTPUT, shapeResult } from '../results.js';
 
@@ -8,9 +8,10 @@ export const PARAM_VALUE = z.union([z.string(), z.number(), z.boolean(), z.null(
 
 export const SQL_INPUT = z.string().min(1).max(1_000_000);
 
-export function registerQueryTool(server: SuiteServer, config: PostgresConfig): void {
+export function queryTools(config: PostgresConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const { database, limits } = config;
-  server.tool({
+  tools.push(defineTool({
     name: 'query',
     description: `Runs ONE read-only SQL statement (SELECT, WITH, VALUES, SHOW, EXPLAIN, TABLE) and returns its rows.
 Runs inside a READ ONLY transaction that is always rolled back; writes, DDL and multiple statements are refused.
@@ -32,5 +33,6 @@ Values: bigint and numeric as strings, bytea as base64, timestamps as ISO 8601, 
         },
         sql,
       ),
-  });
+  }));
+  return tools;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decodeCursor, encodeCursor, type SuiteServer } from '@suite/shared';
+import { decodeCursor, encodeCursor, defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import { describeTable, listSchemas, listTables, renderDescription } from '../catalog.js';
 
@@ -7,10 +7,11 @@ const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: 
 const TABLE_PAGE = 500;
 const IDENTIFIER = z.string().min(1).max(128);
 
-export function registerSchemaTools(server: SuiteServer, config: PostgresConfig): void {
+export function schemaTools(config: PostgresConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const { database } = config;
 
-  server.tool({
+  tools.push(defineTool({
     name: 'list_schemas',
     description: 'Lists the schemas of the database with owner, number of tables/views and comment. System schemas only with include_system.',
     input: z.object({ include_system: z.boolean().default(false).describe('Also list pg_catalog, information_schema and the like.') }),
@@ -21,7 +22,7 @@ export function registerSchemaTools(server: SuiteServer, config: PostgresConfig)
       const text = schemas.map((s) => `${s.name} (owner ${s.owner}, ${s.tables} relations)${s.comment ? ` -- ${s.comment}` : ''}`).join('\n');
       return { text: text || '(no schemas visible)', structured: { schemas } };
     },
-  });
+  }));
 
   const tableShape = z.object({
     schema: z.string(),
@@ -31,7 +32,7 @@ export function registerSchemaTools(server: SuiteServer, config: PostgresConfig)
     totalBytes: z.number().nullable(),
     comment: z.string().nullable(),
   });
-  server.tool({
+  tools.push(defineTool({
     name: 'list_tables',
     description: `Lists tables, partitioned tables, views, materialized views and foreign tables in every (non-system) schema,
 or in one schema, with the planner's row estimate, total size and comment. ${TABLE_PAGE} per page; pass nextCursor back for more.`,
@@ -53,9 +54,9 @@ or in one schema, with the planner's row estimate, total size and comment. ${TAB
       if (nextCursor) lines.push(`(more: call again with cursor ${nextCursor})`);
       return { text: lines.join('\n') || '(no tables)', structured: { tables, ...(nextCursor ? { nextCursor } : {}) } };
     },
-  });
+  }));
 
-  server.tool({
+  tools.push(defineTool({
     name: 'describe_table',
     description: `Describes a table, view or materialized view: columns (type, nullability, default, identity, comment),
 primary key, foreign keys, indexes, check/unique constraints, comment and view definition.
@@ -92,5 +93,6 @@ Give schema and table separately; names are exact and case-sensitive (no quoting
       const description = await database.readOnly(ctx.signal, (tx) => describeTable(tx, schema, table));
       return { text: renderDescription(description), structured: description };
     },
-  });
+  }));
+  return tools;
 }

@@ -13,7 +13,7 @@ export function registerSchemaResources(server: SuiteServer, config: SqliteConfi
     description: 'Every CREATE statement of the database (tables, views, indexes, triggers). Subscribe to hear when the database changes.',
     mimeType: 'application/sql',
     read: async () => ({ uri: db.schemaUri, mimeType: 'application/sql', text: schemaSql(db) }),
-    subscribe: async () => databaseChangeSource(config, db.schemaUri),
+    subscribe: async () => databaseChangeSource(db.file),
   });
 
   const prefix = `sqlite://${db.name}/tables/`;
@@ -38,7 +38,7 @@ export function registerSchemaResources(server: SuiteServer, config: SqliteConfi
     complete: { table: (value) => completeTableName(db, value) },
     subscribe: async (uri, vars) => {
       requireTable(db, vars.table ?? '');
-      return databaseChangeSource(config, uri);
+      return databaseChangeSource(db.file);
     },
   });
 }
