@@ -170,7 +170,7 @@ describe('search_logs on a 100 MB file', () => {
         const level = i % 100_000 === 0 ? 'CRITICAL' : i % 97 === 0 ? 'ERROR' : 'INFO';
         chunk += `${new Date(base + i * 50).toISOString()} ${level} request ${String(i).padStart(7, '0')} served in ${i % 1000}ms by worker-${i % 8} path=/api/v1/orders/${i % 5000}/items${RARE.includes(i) ? ' token=ZX81-RARE' : ''}\n`;
       }
-      if (!stream.write(chunk)) await new Promise((r) => stream.once('drain', r));
+      if (!stream.write(chunk)) await new Promise<void>((r) => stream.once('drain', () => r()));
     }
     await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
   });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor, type RequestContext, type ResourceContents, type ResourceListing, type ResourceTemplateDefinition } from '@suite/shared';
+import { decodeCursor, encodeCursor, type ChangeSource, type RequestContext, type ResourceContents, type ResourceListing, type ResourceTemplateDefinition } from '@suite/shared';
 import { logGuard, logRoots, withLog } from '../access.js';
 import { formatBytes, pointInTime } from '../arguments.js';
 import { FILE_TEMPLATE, FILTERED_TEMPLATE, type LogsConfig } from '../config.js';
@@ -49,6 +49,18 @@ export async function readLogView(uri: string, ctx: RequestContext, config: Logs
     if (result.lines.length === 0) notes.push(hasFilter(filter) ? '[no entries match]' : '[empty log]');
     return { uri, mimeType: 'text/plain', text: [...notes, ...result.lines].join('\n') };
   });
+}
+
+/**
+ * What a subscription to a log follows: its path, through the shared change hub, which keeps
+ * following the path (not the inode) through rename-and-create rotation, copytruncate, and the
+ * moment between a rotation's rename and the new file's creation.
+ */
+export async function followLog(uri: string, ctx: RequestContext, config: LogsConfig): Promise<ChangeSource> {
+  const view = parseFileUri(uri);
+  const guard = await logGuard(ctx, config);
+  const { real } = await withLog(guard, view.path, async (log) => log);
+  return { paths: [real] };
 }
 
 /** Where the listing is watched for logs appearing and vanishing: the directories, and the directories of named files. */
@@ -106,6 +118,7 @@ async function listLogs(cursor: string | undefined, ctx: RequestContext, config:
 export function logFileTemplates(config: LogsConfig): ResourceTemplateDefinition[] {
   const complete = { path: (value: string, _context: unknown, ctx: RequestContext) => completeLogPath(value, ctx, config, (p) => p.slice(1)) };
   const read = (uri: string, _variables: unknown, ctx: RequestContext): Promise<ResourceContents> => readLogView(uri, ctx, config);
+  const subscribe = (uri: string, _variables: unknown, ctx: RequestContext): Promise<ChangeSource> => followLog(uri, ctx, config);
   return [
     {
       // The filtered view is listed first; a URI with only some of its parameters is matched by the plain template below.
@@ -118,6 +131,7 @@ export function logFileTemplates(config: LogsConfig): ResourceTemplateDefinition
       mimeType: 'text/plain',
       read,
       complete,
+      subscribe,
     },
     {
       uriTemplate: FILE_TEMPLATE,
@@ -128,6 +142,7 @@ export function logFileTemplates(config: LogsConfig): ResourceTemplateDefinition
       list: (cursor, ctx) => listLogs(cursor, ctx, config),
       read,
       complete,
+      subscribe,
     },
   ];
 }

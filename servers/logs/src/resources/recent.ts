@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { ToolError, type RequestContext, type ResourceContents, type ResourceDefinition, type ResourceTemplateDefinition } from '@suite/shared';
-import { logGuard, withLog } from '../access.js';
+import { ToolError, type ChangeSource, type RequestContext, type ResourceContents, type ResourceDefinition, type ResourceTemplateDefinition } from '@suite/shared';
+import { logGuard, logRoots, withLog } from '../access.js';
 import { formatBytes } from '../arguments.js';
 import { RECENT_TEMPLATE, RECENT_URI, type LogsConfig } from '../config.js';
 import type { LogFile } from '../discovery.js';
@@ -83,6 +83,18 @@ async function readRecent(uri: string, timeframe: string, ctx: RequestContext, c
   return { uri, mimeType: 'text/plain', text: [...header, ...picked.flat()].join('\n') };
 }
 
+/**
+ * What a subscription to the recent entries follows: every directory that holds a log (a directory
+ * path reports writes to its files and files appearing), and the files named on the command line.
+ * A directory created later, deeper than the roots, is not followed until the next subscription.
+ */
+async function followRecent(ctx: RequestContext, config: LogsConfig): Promise<ChangeSource> {
+  const roots = await logRoots(ctx, config);
+  const { logs } = await allLogs(ctx, config);
+  const dirs = new Set<string>([...roots.directories, ...logs.filter((l) => !roots.files.includes(l.family)).map((l) => path.dirname(l.path))]);
+  return { paths: [...dirs, ...roots.files] };
+}
+
 export function recentResources(config: LogsConfig): { resource: ResourceDefinition; template: ResourceTemplateDefinition } {
   const description = 'The entries of every log written to in the timeframe, merged in time order, each line prefixed with its file name.';
   return {
@@ -93,6 +105,7 @@ export function recentResources(config: LogsConfig): { resource: ResourceDefinit
       description: `${description} The last ${DEFAULT_TIMEFRAME}; logs://recent?timeframe=15m for another timeframe.`,
       mimeType: 'text/plain',
       read: (ctx) => readRecent(RECENT_URI, DEFAULT_TIMEFRAME, ctx, config),
+      subscribe: (ctx) => followRecent(ctx, config),
     },
     template: {
       uriTemplate: RECENT_TEMPLATE,
@@ -102,6 +115,10 @@ export function recentResources(config: LogsConfig): { resource: ResourceDefinit
       mimeType: 'text/plain',
       read: (uri, variables, ctx) => readRecent(uri, variables.timeframe ?? DEFAULT_TIMEFRAME, ctx, config),
       complete: { timeframe: (value) => TIMEFRAMES.filter((t) => t.startsWith(value)) },
+      subscribe: async (uri, variables, ctx) => {
+        parseTimeframe(variables.timeframe ?? DEFAULT_TIMEFRAME);
+        return followRecent(ctx, config);
+      },
     },
   };
 }
