@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { read, readSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -10,70 +11,111 @@ import { createGunzip } from 'node:zlib';
  * statistics) and the main thread (ranges, new lines); imports nothing of the package.
  */
 
-export const CHUNK_BYTES = 1024 * 1024;
+/**
+ * Below Node's threshold for external strings (about 1 MB): a chunk's decoded text then lives in
+ * the young generation and is collected at once, instead of as malloc'd memory that waits for a
+ * full collection (with 1 MiB chunks, log_stats over 1 GB peaked 60 MB higher).
+ */
+export const CHUNK_BYTES = 512 * 1024;
 /** A "line" longer than this is cut into pieces of this size, so one huge line cannot exhaust memory. */
 export const MAX_LINE_BYTES = 1024 * 1024;
 export const NEWLINE = 0x0a;
 
+export interface LineChunk {
+  /**
+   * Whole lines, the last one ending with a newline unless it is the end of the stream. Valid only
+   * until the next chunk is asked for: a plain file's chunks share one buffer.
+   */
+  bytes: Buffer;
+  /** Offset of bytes[0] in the (decompressed) stream. */
+  offset: number;
+}
+
 export interface RawSource {
-  chunks: AsyncIterable<Buffer>;
+  /** The stream in chunks of whole lines. Iterate once. */
+  lineChunks(): AsyncIterable<LineChunk>;
   /** Bytes of the file itself read so far (compressed bytes for gzip): what progress is measured in. */
   consumed(): number;
 }
 
-function readAsync(fd: number, buffer: Buffer, position: number): Promise<number> {
-  return new Promise((resolve, reject) => read(fd, buffer, 0, buffer.length, position, (error, n) => (error ? reject(error) : resolve(n))));
+function readAsync(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (error, n) => (error ? reject(error) : resolve(n))));
 }
 
 /**
- * The bytes of a plain file from `start` to `end` (default: its end when read). `sync` reads block
- * the thread: right in the worker, which has nothing else to do, and three times faster there
- * than a round trip through the thread pool per megabyte.
+ * A plain file from `start` to `end` (default: its end when read), in chunks of whole lines read
+ * into one buffer that is reused: no allocation per chunk, so a scan of gigabytes leaves no garbage
+ * behind it. The partial line at the end of a read moves to the front of the buffer and the next
+ * read continues after it. `sync` reads block the thread: right in the worker, which has nothing
+ * else to do, and far cheaper there than a round trip through the thread pool per chunk.
  */
 export function plainSource(fd: number, options: { start?: number; end?: number; chunkBytes?: number; sync?: boolean } = {}): RawSource {
-  let position = options.start ?? 0;
   const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
   const end = options.end ?? Infinity;
+  let position = options.start ?? 0;
   let consumed = 0;
-  async function* chunks(): AsyncGenerator<Buffer> {
-    while (position < end) {
-      const buffer = Buffer.allocUnsafe(Math.min(chunkBytes, end - position));
-      const n = options.sync ? readSync(fd, buffer, 0, buffer.length, position) : await readAsync(fd, buffer, position);
+  async function* lineChunks(): AsyncGenerator<LineChunk> {
+    const buffer = Buffer.allocUnsafe(chunkBytes + MAX_LINE_BYTES);
+    let carry = 0;
+    let offset = position;
+    for (;;) {
+      const length = Math.min(chunkBytes, end - position, buffer.length - carry);
+      const n = length <= 0 ? 0 : options.sync ? readSync(fd, buffer, carry, length, position) : await readAsync(fd, buffer, carry, length, position);
+      position += n;
+      consumed += n;
+      const filled = carry + n;
+      if (n === 0) {
+        if (filled > 0) yield { bytes: buffer.subarray(0, filled), offset };
+        return;
+      }
+      const lastNewline = buffer.lastIndexOf(NEWLINE, filled - 1);
+      let cut: number;
+      if (lastNewline !== -1) cut = lastNewline + 1;
+      else if (filled >= MAX_LINE_BYTES) cut = utf8Boundary(buffer, filled); // one huge line: give it in pieces
+      else {
+        carry = filled;
+        continue;
+      }
+      yield { bytes: buffer.subarray(0, cut), offset };
+      offset += cut;
+      carry = filled - cut;
+      if (carry > 0) buffer.copyWithin(0, cut, filled);
+    }
+  }
+  return { lineChunks, consumed: () => consumed };
+}
+
+/** The decompressed bytes of a gzip file (several members, as `cat a.gz b.gz` makes, are one stream). */
+export function gzipSource(fd: number, options: { chunkBytes?: number; sync?: boolean } = {}): RawSource {
+  let consumed = 0;
+  async function* compressedChunks(): AsyncGenerator<Buffer> {
+    let position = 0;
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(256 * 1024);
+      const n = options.sync ? readSync(fd, buffer, 0, buffer.length, position) : await readAsync(fd, buffer, 0, buffer.length, position);
       if (n === 0) return;
       position += n;
       consumed += n;
       yield n === buffer.length ? buffer : buffer.subarray(0, n);
     }
   }
-  return { chunks: chunks(), consumed: () => consumed };
+  return {
+    lineChunks: () => {
+      const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+      const input = Readable.from(compressedChunks(), { objectMode: false });
+      input.on('error', (error) => gunzip.destroy(error));
+      // A reader that stops early (a tail, a range) destroys the output: stop reading the file too.
+      gunzip.on('close', () => input.destroy());
+      input.pipe(gunzip);
+      return regroup(gunzip as AsyncIterable<Buffer>, options.chunkBytes ?? CHUNK_BYTES);
+    },
+    consumed: () => consumed,
+  };
 }
 
-/** The decompressed bytes of a gzip file (several members, as `cat a.gz b.gz` makes, are one stream). */
-export function gzipSource(fd: number, options: { chunkBytes?: number; sync?: boolean } = {}): RawSource {
-  const compressed = plainSource(fd, { chunkBytes: 256 * 1024, ...(options.sync !== undefined ? { sync: options.sync } : {}) });
-  const gunzip = createGunzip({ chunkSize: Math.min(options.chunkBytes ?? CHUNK_BYTES, 256 * 1024) });
-  const input = Readable.from(compressed.chunks, { objectMode: false });
-  input.on('error', (error) => gunzip.destroy(error));
-  // A reader that stops early (a tail, a range) destroys the output: stop reading the file too.
-  gunzip.on('close', () => input.destroy());
-  input.pipe(gunzip);
-  return { chunks: gunzip as AsyncIterable<Buffer>, consumed: () => compressed.consumed() };
-}
-
-export interface LineChunk {
-  /** Whole lines, the last one ending with a newline unless it is the end of the stream. */
-  bytes: Buffer;
-  /** Offset of bytes[0] in the (decompressed) stream. */
-  offset: number;
-}
-
-/**
- * Regroups raw chunks so that each ends on a line boundary, gathering up to `chunkBytes` before
- * yielding (gzip streams give small pieces).
- */
-export async function* lineChunks(raw: AsyncIterable<Buffer>, options: { start?: number; chunkBytes?: number } = {}): AsyncGenerator<LineChunk> {
-  const target = options.chunkBytes ?? CHUNK_BYTES;
-  let offset = options.start ?? 0;
+/** Regroups pieces of a stream (gzip gives small ones) into chunks of whole lines of about `target` bytes. */
+async function* regroup(raw: AsyncIterable<Buffer>, target: number): AsyncGenerator<LineChunk> {
+  let offset = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   for await (const piece of raw) {
@@ -87,8 +129,7 @@ export async function* lineChunks(raw: AsyncIterable<Buffer>, options: { start?:
       continue;
     }
     const cut = lastNewline === -1 ? utf8Boundary(data, data.length) : lastNewline + 1;
-    const bytes = data.subarray(0, cut);
-    yield { bytes, offset };
+    yield { bytes: data.subarray(0, cut), offset };
     offset += cut;
     // Copy the remainder: it must not keep the whole chunk it came from alive.
     const rest = data.length > cut ? Buffer.from(data.subarray(cut)) : undefined;
@@ -113,6 +154,11 @@ export function countNewlines(buf: Buffer, start = 0, end = buf.length): number 
   let count = 0;
   for (let i = buf.indexOf(NEWLINE, start); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) count++;
   return count;
+}
+
+/** A chunk's text; pure ASCII (most logs) decodes as Latin-1, three times faster than UTF-8 and the same text. */
+export function decodeChunk(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
 /**

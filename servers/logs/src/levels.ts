@@ -40,7 +40,8 @@ const WORDS: ReadonlyMap<string, Level> = new Map<string, Level>([
 /** A level from a word in any case (`warn`, `ERROR`, `Fatal`), or undefined. */
 export function levelFromWord(word: string): Level | undefined {
   if (word.length === 0 || word.length > 13) return undefined;
-  return WORDS.get(word.toUpperCase());
+  // Most logs write levels in capitals: look up as written first, upper-case only on a miss.
+  return WORDS.get(word) ?? WORDS.get(word.toUpperCase());
 }
 
 /** syslog severity 0..7 (the low three bits of PRI). */

@@ -1,6 +1,6 @@
 import { throwIfCancelled } from '@suite/shared';
 import type { OpenedLog } from './access.js';
-import { NEWLINE, countNewlines, gzipSource, lineChunks, plainSource, splitLines, type RawSource } from './chunks.js';
+import { NEWLINE, countNewlines, gzipSource, plainSource, splitLines, type RawSource } from './chunks.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 
 /**
@@ -57,7 +57,7 @@ export async function readLineRange(log: OpenedLog, startLine: number, endLine: 
   let lineNo = 1;
   let timedOut = false;
   let reachedEnd = true;
-  for await (const chunk of lineChunks(sourceOf(log).chunks)) {
+  for await (const chunk of sourceOf(log).lineChunks()) {
     throwIfCancelled(options.signal);
     const inChunk = countNewlines(chunk.bytes) + (chunk.bytes[chunk.bytes.length - 1] === NEWLINE ? 0 : 1);
     if (lineNo + inChunk <= startLine) {
@@ -145,7 +145,7 @@ export async function readTimeRange(log: OpenedLog, since: number | undefined, u
   if (!log.compressed && since !== undefined) {
     start = await offsetBefore(log, since, parser, options.signal);
     // Line numbers: count what the bisection skipped, without decoding it.
-    for await (const chunk of lineChunks(plainSource(log.handle.fd, { end: start }).chunks)) {
+    for await (const chunk of plainSource(log.handle.fd, { end: start }).lineChunks()) {
       throwIfCancelled(options.signal);
       lineNo += countNewlines(chunk.bytes);
     }
@@ -154,7 +154,7 @@ export async function readTimeRange(log: OpenedLog, since: number | undefined, u
   let inRange = false;
   let timedOut = false;
   let reachedEnd = true;
-  outer: for await (const chunk of lineChunks(sourceOf(log, start).chunks)) {
+  outer: for await (const chunk of sourceOf(log, start).lineChunks()) {
     throwIfCancelled(options.signal);
     for (const line of splitLines(chunk.bytes.toString('utf8'))) {
       const head = parser.head(line);

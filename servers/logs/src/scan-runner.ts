@@ -24,8 +24,8 @@ function workerUrl(): URL {
 
 /** How long past its deadline a worker that does not answer is given before it is terminated. */
 const HARD_STOP_GRACE_MS = 1000;
-/** The worker's heap: a scan holds a chunk, the matches and the statistics, nothing more. */
-const WORKER_HEAP_MB = 128;
+/** The worker's heap: a scan holds a chunk, the matches and the statistics (both bounded), nothing more. */
+const WORKER_HEAP_MB = 64;
 
 export interface ScanTarget {
   /** Real path (opened through the guard). */
@@ -59,7 +59,7 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
   if (ctx.signal.aborted) throw new CancelledError();
   const totalBytes = targets.reduce((n, t) => n + t.size, 0);
   const report: ScanReport = { matches: [], files: [], killed: false, bytesScanned: 0, filesNotReached: 0 };
-  const worker = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+  const worker = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
   running++;
   let next = 0;
   let open: FileHandle | undefined;

@@ -1,4 +1,5 @@
-import { NEWLINE, countNewlines, lineChunks, splitLines, type RawSource } from './chunks.js';
+import { ByteFinder, requiredLiteral } from './byte-finder.js';
+import { NEWLINE, countNewlines, decodeChunk, splitLines, type RawSource } from './chunks.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast } from './levels.js';
 import type { SearchMatch, SearchQuery } from './scan-protocol.js';
@@ -6,9 +7,10 @@ import type { SearchMatch, SearchQuery } from './scan-protocol.js';
 /**
  * The search of one file, as the scan worker runs it: chunk by chunk, with memory bounded by the
  * chunk size. A chunk in which the pattern cannot occur (the common case for a rare pattern) is
- * never split into lines: a literal is looked for in the raw bytes (no decoding at all), a regular
- * expression in the chunk's text with the `m` flag, which finds a superset of the lines that
- * match; only then are lines tested one by one.
+ * never split into lines: a literal, or the text every match of a regular expression must contain,
+ * is looked for in the raw bytes (no decoding at all: see ByteFinder); a regular expression without
+ * such text is run over the chunk's text with the `m` flag, which finds a superset of the lines
+ * that match. Only then are lines tested one by one.
  */
 
 /** Matched lines and context lines are cut to this many characters around the match. */
@@ -31,21 +33,27 @@ export function escapeRegExp(text: string): string {
 export function compileQuery(query: Pick<SearchQuery, 'pattern' | 'literal' | 'caseSensitive'>): CompiledQuery {
   const { pattern } = query;
   if (pattern === undefined) return { chunkMayMatch: () => true, lineMatches: () => true, locate: () => 0 };
-  if (query.literal && query.caseSensitive) {
-    const needle = Buffer.from(pattern, 'utf8');
+  const insensitive = !query.caseSensitive;
+  if (query.literal) {
+    const finder = ByteFinder.for(pattern, insensitive);
+    const lower = pattern.toLowerCase();
+    const regex = new RegExp(escapeRegExp(pattern), insensitive ? 'im' : 'm');
     return {
-      chunkMayMatch: (bytes) => bytes.indexOf(needle) !== -1,
-      lineMatches: (line) => line.includes(pattern),
-      locate: (line) => Math.max(0, line.indexOf(pattern)),
+      chunkMayMatch: (bytes, text) => (finder ? finder.occursIn(bytes) : regex.test(text())),
+      lineMatches: insensitive ? (line) => line.toLowerCase().includes(lower) : (line) => line.includes(pattern),
+      locate: (line) => Math.max(0, (insensitive ? line.toLowerCase() : line).indexOf(insensitive ? lower : pattern)),
     };
   }
-  const source = query.literal ? escapeRegExp(pattern) : pattern;
-  const flags = query.caseSensitive ? '' : 'i';
-  const line = new RegExp(source, flags);
-  const chunk = new RegExp(source, `${flags}m`);
+  const flags = insensitive ? 'i' : '';
+  const line = new RegExp(pattern, flags);
+  const chunk = new RegExp(pattern, `${flags}m`);
+  // Text every match contains: chunks without it are skipped in their raw bytes, lines without it untested.
+  const required = requiredLiteral(pattern);
+  const finder = required !== undefined ? ByteFinder.for(required, insensitive) : undefined;
+  const precheck = required !== undefined && !insensitive ? required : undefined;
   return {
-    chunkMayMatch: (_bytes, text) => chunk.test(text()),
-    lineMatches: (l) => line.test(l),
+    chunkMayMatch: (bytes, text) => (finder ? finder.occursIn(bytes) : chunk.test(text())),
+    lineMatches: precheck !== undefined ? (l) => l.includes(precheck) && line.test(l) : (l) => line.test(l),
     locate: (l) => Math.max(0, l.search(line)),
   };
 }
@@ -157,7 +165,7 @@ export async function searchSource(source: RawSource, display: string, spec: For
     return done;
   };
 
-  for await (const chunk of lineChunks(source.chunks)) {
+  for await (const chunk of source.lineChunks()) {
     bytes += chunk.bytes.length;
     const ready: SearchMatch[] = [];
     if (pending.length > 0) ready.push(...flushPending(firstLines(chunk.bytes, context)));
@@ -167,7 +175,7 @@ export async function searchSource(source: RawSource, display: string, spec: For
       continue;
     }
     let text: string | undefined;
-    const decode = (): string => (text ??= chunk.bytes.toString('utf8'));
+    const decode = (): string => (text ??= decodeChunk(chunk.bytes));
     if (!compiled.chunkMayMatch(chunk.bytes, decode)) {
       lineNo += countNewlines(chunk.bytes);
       if (context > 0) prevTail = lastLines(chunk.bytes, context);
@@ -185,6 +193,13 @@ export async function searchSource(source: RawSource, display: string, spec: For
     let chunkHead: string | undefined;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i] as string;
+      // Matches go out as soon as they are complete: a regular expression stuck on a later line
+      // (terminated at the deadline) must not take them with it.
+      if (ready.length > 0) finish(ready.splice(0));
+      if ((i & 255) === 255 && Date.now() > hooks.deadline) {
+        stopped = 'time-budget';
+        break;
+      }
       // Lines after a match that do not match themselves are its after-context.
       if (!compiled.lineMatches(line)) {
         if (pending.length > 0) ready.push(...flushPending([line]));
@@ -256,7 +271,7 @@ export async function searchSource(source: RawSource, display: string, spec: For
     prevHead = tailHead ?? chunkHead ?? prevHead;
     finish(ready);
     hooks.chunkDone();
-    if (!stopped && Date.now() > hooks.deadline) {
+    if (stopped === 'time-budget' || (!stopped && Date.now() > hooks.deadline)) {
       stopped = 'time-budget';
       break;
     }

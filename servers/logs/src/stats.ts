@@ -1,4 +1,4 @@
-import { lineChunks, splitLines, type RawSource } from './chunks.js';
+import { decodeChunk, splitLines, type RawSource } from './chunks.js';
 import { parserFor, type FormatSpec } from './formats/parsers.js';
 import { LEVELS, LEVEL_RANK, type Level } from './levels.js';
 import { normalizeMessage } from './normalize.js';
@@ -50,12 +50,12 @@ export class StatsAccumulator {
     const errorRank = LEVEL_RANK[this.query.errorLevel];
     let lines = 0;
     let bytes = 0;
-    for await (const chunk of lineChunks(source.chunks)) {
+    for await (const chunk of source.lineChunks()) {
       bytes += chunk.bytes.length;
-      const all = splitLines(chunk.bytes.toString('utf8'));
+      const all = splitLines(decodeChunk(chunk.bytes));
       lines += all.length;
       for (const line of all) {
-        const head = parser.head(line);
+        const head = parser.head(line, false);
         if (head === undefined) {
           this.continuationLines++;
           continue;
@@ -71,7 +71,7 @@ export class StatsAccumulator {
           if (this.last === undefined || t > this.last) this.last = t;
           this.count(t, levelIndex);
         }
-        if (head.level !== undefined && LEVEL_RANK[head.level] >= errorRank) this.pattern(head.message, head.level, t);
+        if (head.level !== undefined && LEVEL_RANK[head.level] >= errorRank) this.pattern(parser.head(line)?.message ?? line, head.level, t);
       }
       chunkDone();
       if (Date.now() > deadline) return { lines, bytes, timedOut: true };

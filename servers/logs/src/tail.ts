@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { throwIfCancelled } from '@suite/shared';
 import type { OpenedLog } from './access.js';
-import { MAX_LINE_BYTES, NEWLINE, gzipSource, lineChunks, splitLines, utf8Boundary } from './chunks.js';
+import { MAX_LINE_BYTES, NEWLINE, gzipSource, splitLines, utf8Boundary } from './chunks.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast, type Level } from './levels.js';
 
@@ -245,7 +245,7 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
     window.push({ lines: entry.lines, time: entry.head?.time });
     if (window.length > options.count) window.shift();
   };
-  for await (const chunk of lineChunks(source.chunks)) {
+  for await (const chunk of source.lineChunks()) {
     throwIfCancelled(options.signal);
     for (const line of splitLines(chunk.bytes.toString('utf8'))) {
       if (!filtered) {

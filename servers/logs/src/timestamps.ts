@@ -74,7 +74,17 @@ function zoneAt(s: string, i: number): { minutes: number; end: number } | undefi
  * ISO 8601 / RFC 3339 at i: `2024-01-15T10:00:00`, a space instead of the T, `.123` or `,123`
  * (Python) fractions, `Z` or an offset; `2024/01/15 10:00:00` (nginx error logs) too.
  */
+/** The last minute parsed (`2024-01-15T10:00` and its UTC wall-clock start): lines of a log mostly share it. */
+let lastMinute = '';
+let lastMinuteWall = 0;
+let lastMinuteFields: [number, number, number, number] = [0, 0, 0, 0];
+
 export function parseIsoAt(s: string, i: number): ParsedTime | undefined {
+  // Same minute as the line before (the common case in a log): only seconds, fraction and zone are new.
+  if (lastMinute.length > 0 && s.startsWith(lastMinute, i) && s[i + 16] === ':') {
+    const sec = digits(s, i + 17, 2);
+    if (sec >= 0 && sec <= 60) return finishIso(s, i, lastMinuteWall, sec, lastMinuteFields);
+  }
   const y = digits(s, i, 4);
   if (y < 0) return undefined;
   const sep = s[i + 4];
@@ -87,6 +97,14 @@ export function parseIsoAt(s: string, i: number): ParsedTime | undefined {
   const mi = digits(s, i + 14, 2);
   const sec = digits(s, i + 17, 2);
   if (s[i + 13] !== ':' || s[i + 16] !== ':' || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0 || !valid(mo, d, h, mi, sec)) return undefined;
+  lastMinute = s.slice(i, i + 16);
+  lastMinuteWall = Date.UTC(y, mo - 1, d, h, mi);
+  lastMinuteFields = [y, mo, d, h];
+  return finishIso(s, i, lastMinuteWall, sec, lastMinuteFields);
+}
+
+/** Seconds, fraction (`.123` or `,123`) and zone of an ISO timestamp whose minute is known. */
+function finishIso(s: string, i: number, minuteWall: number, sec: number, [y, mo, d, h]: [number, number, number, number]): ParsedTime | undefined {
   let end = i + 19;
   let ms = 0;
   const frac = s[end];
@@ -102,8 +120,8 @@ export function parseIsoAt(s: string, i: number): ParsedTime | undefined {
     end = k;
     ms = Math.floor(ms);
   }
+  const wall = minuteWall + sec * 1000 + ms;
   const zone = zoneAt(s, end);
-  const wall = Date.UTC(y, mo - 1, d, h, mi, sec, ms);
   if (zone) return { time: wall - zone.minutes * 60_000, end: zone.end };
   return { time: wall + localOffset(y, mo, d, h), end };
 }

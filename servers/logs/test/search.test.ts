@@ -128,21 +128,23 @@ describe('search_logs', () => {
 
   it('stops a regular expression that backtracks catastrophically at the time budget, keeping what it found', async () => {
     fx = await fixture();
-    // (a|aa)*c passes the nesting check but takes exponential time on a run of a's without a c.
-    await fx.write('slow.log', lines('found aac early', ...Array.from({ length: 200 }, () => 'a'.repeat(40))));
+    // (a|aa)*c passes the nesting check but takes exponential time on a run of a's that is not followed
+    // by the c (the line has a c, so no prefilter can skip it).
+    await fx.write('slow.log', lines('found aac early', ...Array.from({ length: 200 }, () => `${'a'.repeat(40)}bc`)));
     const session = await fx.connect();
     const started = Date.now();
     const out = await session.callTool('search_logs', { pattern: '(a|aa)*c', timeBudgetSeconds: 1 });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(out.isError).toBe(false);
     expect(out.structured).toMatchObject({ timedOut: true });
+    expect(matchesOf(out).map((m) => m.line)).toEqual([1]);
     expect(out.text).toMatch(/time budget of 1 s reached \(the regular expression was still working on one line/);
     await waitUntil(() => runningScans() === 0, { what: 'the worker to be gone' });
   });
 
   it('cancels a running search: the worker stops at once', async () => {
     fx = await fixture();
-    await fx.write('slow.log', lines(...Array.from({ length: 500 }, () => 'a'.repeat(40))));
+    await fx.write('slow.log', lines(...Array.from({ length: 500 }, () => `${'a'.repeat(40)}bc`)));
     const session = await fx.connect();
     const controller = new AbortController();
     const call = session.callTool('search_logs', { pattern: '(a|aa)*c', timeBudgetSeconds: 120 }, { signal: controller.signal });
@@ -203,5 +205,34 @@ describe('search_logs on a 100 MB file', () => {
     expect((tail.structured as { lines: string[] }).lines.map((l) => l.split(' ')[3])).toEqual(['0999999', '1000000']);
     const range = await session.callTool('read_log_range', { path: file, since: '2026-11-21T13:53:19.900Z', until: '2026-11-21T13:53:20Z' });
     expect(range.structured).toMatchObject({ firstLine: 999_998, lines: [expect.stringContaining('request 0999998'), expect.stringContaining('request 0999999'), expect.stringContaining('request 1000000')] });
+  });
+});
+
+describe('search_logs prefilters never lose a line', () => {
+  it('finds exactly the lines JavaScript regular expressions match, for patterns whose required text is easy to get wrong', async () => {
+    fx = await fixture();
+    const sample = [
+      'ac', 'abc', 'abbc', 'color', 'colour', 'colouur', 'bc', 'aabc', 'xyz', 'xxyz', 'yz', 'foobaz', 'barbaz', 'baz', 'foo only', 'bar only',
+      'errs', 'errors', 'error', '12 ms', 'ms', 'app.log here', 'applog', 'adef', 'def', 'abc def', 'ABC', 'xABC', 'cd', 'ababcd', 'ab*c', 'ab**c',
+      'start here', 'not start', 'the end', 'end not', 'qr', 'qqr', 'café', 'cafe', 'prefix', 'fix', 'foo', 'fox', 'a b', 'a\tb', 'tab\tsep', 'TAB\tSEP',
+      'Timeout after 30 s', 'TIMEOUT', 'time out', 'ZX81-RARE', 'zx81-rare', 'Zx81-Rare',
+    ];
+    await fx.write('tricky.log', lines(...sample));
+    const session = await fx.connect();
+    const patterns: [string, boolean][] = [
+      ['ab?c', true], ['colou?r', true], ['a{0,2}bc', true], ['x+yz', true], ['(foo|bar)baz', true], ['foo|bar', true], ['err(or)?s', true],
+      ['\\d+ ms', true], ['\\.log\\b', true], ['[abc]def', true], ['a.c', true], ['\\x41BC', true], ['\\u0041BC', true], ['(?:ab)*cd', true],
+      ['ab\\*c', true], ['ab{2}c', true], ['^start', true], ['end$', true], ['q{1}r', true], ['café', true], ['(?<=pre)fix', true],
+      ['fo(?!x)o', true], ['a\\sb', true], ['tab\\tsep', true], ['tab\\tsep', false], ['timeout', false], ['ZX81-RARE', false], ['x81-r', false],
+    ];
+    for (const [pattern, caseSensitive] of patterns) {
+      const re = new RegExp(pattern, caseSensitive ? '' : 'i');
+      const expected = sample.flatMap((l, i) => (re.test(l) ? [i + 1] : []));
+      const out = await session.callTool('search_logs', { pattern, caseSensitive, maxResults: 1000 });
+      expect(matchesOf(out).map((m) => m.line), `${pattern} (caseSensitive ${caseSensitive})`).toEqual(expected);
+      const literal = await session.callTool('search_logs', { pattern, caseSensitive, literal: true, maxResults: 1000 });
+      const plain = sample.flatMap((l, i) => ((caseSensitive ? l : l.toLowerCase()).includes(caseSensitive ? pattern : pattern.toLowerCase()) ? [i + 1] : []));
+      expect(matchesOf(literal).map((m) => m.line), `literal ${pattern}`).toEqual(plain);
+    }
   });
 });

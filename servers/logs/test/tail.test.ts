@@ -10,7 +10,7 @@ afterEach(async () => {
 
 /** The backward reader's chunk size (src/tail.ts) and the forward one (src/chunks.ts). */
 const BACKWARD_CHUNK = 64 * 1024;
-const FORWARD_CHUNK = 1024 * 1024;
+const FORWARD_CHUNK = 512 * 1024;
 
 function isContinuationByte(b: number | undefined): boolean {
   return b !== undefined && (b & 0xc0) === 0x80;
@@ -48,17 +48,18 @@ describe('tail_log', () => {
 
   it('keeps multi-byte text intact across the forward chunks of a search and a range read', async () => {
     fx = await fixture();
-    // Over 2 MiB of lines with 2-, 3- and 4-byte characters; the 1 MiB boundaries fall inside them.
+    // Over 2 MiB of lines with 2-, 3- and 4-byte characters; reads end every 512 KiB, inside them.
     const all = Array.from({ length: 9000 }, (_, i) => `${i} ${'Grüße aus Köln — 東京 🚀 '.repeat(8)}${i % 1000 === 0 ? 'NEEDLE' : ''}`);
     const file = await fx.write('wide.log', lines(...all));
     const bytes = await readFile(file);
-    expect(bytes.length).toBeGreaterThan(2 * FORWARD_CHUNK);
+    expect(bytes.length).toBeGreaterThan(4 * FORWARD_CHUNK);
+    expect([1, 2, 3, 4].filter((k) => isContinuationByte(bytes[k * FORWARD_CHUNK])).length).toBeGreaterThanOrEqual(2);
     const session = await fx.connect();
     const found = await session.callTool('search_logs', { pattern: 'NEEDLE', literal: true, paths: [file] });
     const matches = (found.structured as { matches: { line: number; text: string }[] }).matches;
     expect(matches.map((m) => m.line)).toEqual([1, 1001, 2001, 3001, 4001, 5001, 6001, 7001, 8001]);
     expect(found.text).not.toContain('\uFFFD');
-    // Lines read forward right around the first 1 MiB boundary.
+    // Lines read forward right around the first read boundary.
     const lineAtBoundary = bytes.subarray(0, FORWARD_CHUNK).toString('latin1').split('\n').length;
     const range = await session.callTool('read_log_range', { path: file, startLine: lineAtBoundary - 2, endLine: lineAtBoundary + 2 });
     expect((range.structured as { lines: string[] }).lines).toEqual(all.slice(lineAtBoundary - 3, lineAtBoundary + 2));

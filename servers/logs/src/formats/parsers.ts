@@ -66,8 +66,12 @@ export interface FormatSpec {
 
 export interface LineParser {
   readonly format: LogFormat;
-  /** The entry this line starts, or undefined when it continues the previous entry. */
-  head(line: string): EntryHead | undefined;
+  /**
+   * The entry this line starts, or undefined when it continues the previous entry. With
+   * `withMessage` false the message may be left empty: a statistics pass over millions of lines
+   * asks for it only for the errors it groups.
+   */
+  head(line: string, withMessage?: boolean): EntryHead | undefined;
 }
 
 const MAX_MESSAGE = 2000;
@@ -109,10 +113,11 @@ function clip(text: string): string {
 /** Lines of free text: an entry starts with a line that does not start with whitespace. */
 const plain: LineParser = {
   format: 'plain',
-  head(line) {
+  head(line, withMessage = true) {
     if (line.length === 0 || isSpace(line.charCodeAt(0))) return undefined;
     if (line.startsWith('Caused by:') || line.startsWith('Traceback (')) return undefined;
     const found = findLevel(line);
+    if (!withMessage) return { time: undefined, level: found?.level, message: '' };
     return { time: undefined, level: found?.level, message: clip(found && found.end < 40 ? line.slice(skipSeparators(line, found.end)) : line) };
   },
 };
@@ -121,13 +126,13 @@ const plain: LineParser = {
 function isoParser(format: 'iso8601' | 'nginx-error'): LineParser {
   return {
     format,
-    head(line) {
+    head(line, withMessage = true) {
       const at = line.charCodeAt(0) === 91 ? 1 : 0;
       const parsed = parseIsoAt(line, at);
       if (!parsed) return undefined;
       if (format === 'nginx-error' && (line[at + 4] !== '/' || line[parsed.end + 1] !== '[')) return undefined;
       const { level, messageStart } = levelAfter(line, parsed.end);
-      return { time: parsed.time, level, message: clip(line.slice(messageStart)) };
+      return { time: parsed.time, level, message: withMessage ? clip(line.slice(messageStart)) : '' };
     },
   };
 }
@@ -374,9 +379,9 @@ export function parserFor(spec: FormatSpec): LineParser {
   const start = new RegExp(spec.entryPattern);
   return {
     format: base.format,
-    head(line) {
+    head(line, withMessage = true) {
       if (!start.test(line)) return undefined;
-      return base.head(line) ?? { time: undefined, level: findLevel(line)?.level, message: clip(line) };
+      return base.head(line, withMessage) ?? { time: undefined, level: findLevel(line)?.level, message: withMessage ? clip(line) : '' };
     },
   };
 }
