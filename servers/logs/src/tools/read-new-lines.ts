@@ -2,13 +2,13 @@ import { z } from 'zod';
 import type { ToolDefinition } from '@suite/shared';
 import { logGuard } from '../access.js';
 import { pathArg } from '../arguments.js';
-import type { LogsConfig } from '../config.js';
+import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
 import { readNewLines as read } from '../new-lines.js';
 
 const input = z.object({
   path: pathArg,
   cursor: z.string().min(1).max(1000).optional().describe('The cursor the previous call returned. Omit it on the first call: the log is then followed from its current end.'),
-  maxBytes: z.number().int().min(1024).max(1024 * 1024).optional().default(64 * 1024).describe('Most bytes of lines to return; the cursor then points at the rest.'),
+  maxBytes: z.number().int().min(1024).max(DEFAULT_LIMITS.maxOutputBytes).optional().default(64 * 1024).describe('Most bytes of lines to return; the cursor then points at the rest.'),
 });
 
 const output = z.object({
