@@ -189,8 +189,9 @@ export async function searchSource(source: RawSource, display: string, spec: For
       continue;
     }
     const lines = splitLines(decode());
-    let chunkHeadIndex = -1;
+    // The latest entry start seen in this chunk, and how far back lines have been looked at for one.
     let chunkHead: string | undefined;
+    let examinedTo = -1;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i] as string;
       // Matches go out as soon as they are complete: a regular expression stuck on a later line
@@ -206,28 +207,26 @@ export async function searchSource(source: RawSource, display: string, spec: For
         continue;
       }
       let headLine: string | undefined = line;
-      let isHead = parser.head(line) !== undefined;
+      const isHead = parser.head(line) !== undefined;
       // Without a pattern the filters select entries: their first lines are the matches.
       if (headsOnly && !isHead) {
         if (pending.length > 0) ready.push(...flushPending([line]));
         continue;
       }
       if (!isHead) {
-        // The entry started earlier: in this chunk (remembered as we go) or in an earlier one.
-        if (chunkHeadIndex < i) {
-          for (let k = i - 1; k >= Math.max(0, i - HEAD_LOOKBACK_LINES) && k > chunkHeadIndex; k--) {
-            if (parser.head(lines[k] as string) !== undefined) {
-              chunkHeadIndex = k;
-              chunkHead = lines[k];
-              break;
-            }
+        // The entry started earlier: in this chunk or in an earlier one. Each line of the chunk is
+        // looked at once for this, however many continuation lines match.
+        for (let k = i - 1; k > examinedTo && k >= i - HEAD_LOOKBACK_LINES; k--) {
+          if (parser.head(lines[k] as string) !== undefined) {
+            chunkHead = lines[k];
+            break;
           }
         }
+        examinedTo = i - 1;
         headLine = chunkHead ?? prevHead;
       } else {
-        chunkHeadIndex = i;
         chunkHead = line;
-        isHead = true;
+        examinedTo = i;
       }
       const head = headLine !== undefined ? parser.head(headLine) : undefined;
       if (filters) {
