@@ -122,22 +122,31 @@ function clipToBytes(line: string, maxBytes: number): string {
   return `…${bytes.toString('utf8', start)}`;
 }
 
-/** Lines grouped into entries as they are seen backwards: continuation lines wait for the line that starts them. */
+/**
+ * Lines grouped into entries as they are seen backwards: continuation lines wait for the line that
+ * starts them. A runaway "entry" (no start in sight) keeps only its lines nearest the start, up to
+ * `maxBytes`: it could not be returned whole anyway, and memory stays bounded.
+ */
 class BackwardEntries {
   private continuation: string[] = [];
-  constructor(private readonly parser: LineParser) {}
+  private bytes = 0;
+  constructor(
+    private readonly parser: LineParser,
+    private readonly maxBytes: number,
+  ) {}
 
   /** Feeds one line (last first); returns the entry it completes, in file order, with its head. */
   push(line: string): { lines: string[]; head: ReturnType<LineParser['head']> } | undefined {
     const head = this.parser.head(line);
     if (head === undefined) {
       this.continuation.push(line);
-      // A runaway "entry" (no start in sight) keeps only its lines nearest the start.
-      if (this.continuation.length > 10_000) this.continuation.shift();
+      this.bytes += line.length;
+      while (this.bytes > this.maxBytes && this.continuation.length > 1) this.bytes -= (this.continuation.shift() as string).length;
       return undefined;
     }
     const lines = [line, ...this.continuation.reverse()];
     this.continuation = [];
+    this.bytes = 0;
     return { lines, head };
   }
 
@@ -145,6 +154,7 @@ class BackwardEntries {
   rest(): string[] {
     const lines = this.continuation.reverse();
     this.continuation = [];
+    this.bytes = 0;
     return lines;
   }
 }
@@ -188,7 +198,7 @@ export async function tailPlain(log: OpenedLog, options: TailOptions): Promise<T
     return picked.length < options.count;
   };
 
-  const entries = filtered ? new BackwardEntries(parserFor(options.spec)) : undefined;
+  const entries = filtered ? new BackwardEntries(parserFor(options.spec), options.maxBytes) : undefined;
   let olderStreak = 0;
   for await (const line of linesBackward(log.handle, log.size)) {
     scanned = log.size - line.offset;
@@ -236,29 +246,38 @@ export async function tailPlain(log: OpenedLog, options: TailOptions): Promise<T
 export async function tailCompressed(log: OpenedLog, options: TailOptions): Promise<TailResult> {
   const filtered = hasFilter(options.filter);
   const parser = parserFor(options.spec);
-  const window: { lines: string[]; time: number | undefined }[] = [];
-  let current: { lines: string[]; head: ReturnType<LineParser['head']> } | undefined;
+  // The last entries seen, bounded in count and in bytes (the answer's cap): memory stays bounded whatever the file.
+  const window: { lines: string[]; time: number | undefined; size: number }[] = [];
+  let windowBytes = 0;
+  let current: { lines: string[]; head: ReturnType<LineParser['head']>; size: number } | undefined;
   let stoppedEarly: TailResult['stoppedEarly'];
   const source = gzipSource(log.handle.fd);
-  const keep = (entry: { lines: string[]; head: ReturnType<LineParser['head']> }): void => {
+  const keep = (entry: { lines: string[]; head: ReturnType<LineParser['head']>; size: number }): void => {
     if (filtered && !entryMatches(entry.lines, entry.head, options.filter)) return;
-    window.push({ lines: entry.lines, time: entry.head?.time });
-    if (window.length > options.count) window.shift();
+    window.push({ lines: entry.lines, time: entry.head?.time, size: entry.size });
+    windowBytes += entry.size;
+    while (window.length > 1 && (window.length > options.count || windowBytes - (window[0] as { size: number }).size >= options.maxBytes)) {
+      windowBytes -= (window.shift() as { size: number }).size;
+    }
   };
   for await (const chunk of source.lineChunks()) {
     throwIfCancelled(options.signal);
     for (const line of splitLines(chunk.bytes.toString('utf8'))) {
       if (!filtered) {
-        keep({ lines: [line], head: undefined });
+        keep({ lines: [line], head: undefined, size: line.length + 1 });
         continue;
       }
       const head = parser.head(line);
       if (head === undefined && current) {
-        if (current.lines.length < 10_000) current.lines.push(line);
+        // An entry longer than the answer can hold keeps its start.
+        if (current.size < options.maxBytes) {
+          current.lines.push(line);
+          current.size += line.length + 1;
+        }
         continue;
       }
       if (current) keep(current);
-      current = { lines: [line], head };
+      current = { lines: [line], head, size: line.length + 1 };
     }
     if (Date.now() > options.deadline) {
       stoppedEarly = 'time-budget';
@@ -272,7 +291,7 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
   let bytes = 0;
   let cutByBytes = false;
   for (let i = window.length - 1; i >= 0; i--) {
-    const { lines, time } = window[i] as { lines: string[]; time: number | undefined };
+    const { lines, time } = window[i] as { lines: string[]; time: number | undefined; size: number };
     const size = lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
     if (bytes + size > options.maxBytes) {
       cutByBytes = true;

@@ -43,6 +43,11 @@ describe('log resources', () => {
     expect(got.slice(1)).toEqual(all.slice(-got.length + 1));
     expect(Buffer.byteLength(got.slice(1).join('\n'))).toBeLessThanOrEqual(1024);
     expect((await session.readResource(uriOf(fx.file('small.log')))).text).toBe('one\ntwo');
+    // A .gz copy streams through a window bounded by the same size.
+    await fx.writeGz('app.log.1.gz', lines(...all));
+    const gz = (await session.readResource(uriOf(fx.file('app.log.1.gz')))).text.split('\n');
+    expect(gz.slice(1)).toEqual(all.slice(-gz.length + 1));
+    expect(gz.length).toBe(got.length);
   });
 
   it('filters through the query: level, since and grep, in any order and any subset', async () => {
