@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // pnpm demo: a real MCP client session against the built servers, printing what a user would see.
 // The filesystem server runs on a sample project it creates in a temporary directory; the SQLite
-// server runs on its embedded demo database; the logs server tails and follows a log written there.
-// Nothing outside the temporary directory is touched.
+// server runs on its embedded demo database; the logs server tails and follows a log written there;
+// the GitHub server talks to the fake GitHub of its tests on 127.0.0.1 (no network). Nothing outside
+// the temporary directory is touched.
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -22,12 +23,12 @@ function indent(text, max = 25) {
   return shown.join('\n');
 }
 
-async function session(label, bin, args) {
+async function session(label, bin, args, env = {}) {
   if (!existsSync(bin)) {
     console.error(`${bin} is missing: run "npx pnpm@10 build" first.`);
     process.exit(1);
   }
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, ...args], stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, ...args], env: { ...process.env, ...env }, stderr: 'pipe' });
   transport.stderr?.on('data', () => {});
   const client = new Client({ name: 'suite-demo', version: '1.0.0' });
   await client.connect(transport);
@@ -72,9 +73,9 @@ try {
   const first = tables.structuredContent?.tables?.[0]?.name ?? tables.structuredContent?.tables?.[0];
   if (typeof first === 'string') {
     await call(db, 'describe_table', { table_name: first });
-    await call(db, 'read_query', { sql: `SELECT * FROM "${first.replace(/"/g, '""')}" LIMIT 3` });
+    await call(db, 'read_query', { query: `SELECT * FROM "${first.replace(/"/g, '""')}" LIMIT 3` });
   }
-  await call(db, 'read_query', { sql: 'DELETE FROM customers' });
+  await call(db, 'read_query', { query: 'DELETE FROM customers' });
   await db.close();
 
   const logsDir = path.join(sample, 'logs');
@@ -112,6 +113,26 @@ try {
   console.log(`\n${bold('▶')} resources/read ${dim(`${uri}?level=error`)}`);
   console.log(indent(contents[0].text));
   await logs.close();
+
+  // The fake GitHub of the github server's tests, seeded with a repository whose issue #1 hides
+  // instructions in invisible characters and an HTML comment.
+  const { loadFakeGithub } = await import('../servers/github/bench/load-fake.mjs');
+  const { startFakeGithub, seed, TOKENS } = await loadFakeGithub();
+  const fake = await startFakeGithub();
+  seed(fake);
+  try {
+    const env = { GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: TOKENS.alice, GITHUB_TOKEN: '' };
+    const gh = await session('GitHub server, read-only and limited to acme/widgets, against a fake GitHub', path.join(root, 'servers/github/dist/index.js'), ['--read-only', '--repos', 'acme/widgets'], env);
+    const { tools: ghTools } = await gh.listTools();
+    console.log(`\n${ghTools.length} tools (read-only: every tool that writes is gone)`);
+    await call(gh, 'get_issue', { owner: 'acme', repo: 'widgets', issue_number: 1 });
+    console.log(dim('    (the issue hides instructions in tag characters and an HTML comment: the model never sees them)'));
+    await call(gh, 'get_pull_request_status', { owner: 'acme', repo: 'widgets', pull_number: 3 });
+    await call(gh, 'get_issue', { owner: 'acme', repo: 'gadgets', issue_number: 1 });
+    await gh.close();
+  } finally {
+    await fake.close();
+  }
   console.log(`\n${bold('Done.')} Add a server to your client: see README.md, "Use a server in Claude Desktop".`);
 } finally {
   await rm(sample, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from './logging.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from './stdio.js';
 import { terminateAllProcesses } from './process.js';
 import type { ToolSelection, ToolsetInfo } from './toolsets.js';
 import { serveHttp, serveStdio, type Authenticator, type RunningTransport, type SessionFactory } from './transport.js';
@@ -77,6 +78,11 @@ const COMMON_FLAGS = {
   'allowed-origin': { type: 'string', multiple: true, valueName: 'ORIGIN', description: 'Accept this Origin too (repeatable; loopback origins are always accepted).' },
   'session-timeout': { type: 'string', valueName: 'SECONDS', description: 'Close HTTP sessions idle this long (default 1800).' },
   'max-sessions': { type: 'string', valueName: 'N', description: 'Most HTTP sessions at once; more get 503 with Retry-After (default 100).' },
+  'max-message-bytes': {
+    type: 'string',
+    valueName: 'BYTES',
+    description: `Largest JSON-RPC message accepted from the client (default ${DEFAULT_MAX_MESSAGE_BYTES} on stdio, 4194304 over HTTP).`,
+  },
   'log-level': { type: 'string', valueName: 'LEVEL', description: `Stderr log level: ${LOG_LEVELS.join(', ')} (default warning).` },
 } as const satisfies Record<string, FlagSpec>;
 
@@ -96,8 +102,9 @@ function selectionFlags(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'wri
   return flags;
 }
 
+/** A comma-separated list; an empty value counts as not given (an env var set to "" in a client config). */
 function listValue(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value.trim() === '') return undefined;
   return value
     .split(',')
     .map((v) => v.trim())
@@ -225,6 +232,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     if (!http && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host only apply with --http.');
     const port = integerFlag(values.port as string | undefined, 'port', 3000, { min: 0, max: 65535 });
     const idleSeconds = integerFlag(values['session-timeout'] as string | undefined, 'session-timeout', 1800, { min: 1 });
+    const maxMessageFlag = values['max-message-bytes'] as string | undefined;
+    const maxMessageBytes = integerFlag(maxMessageFlag, 'max-message-bytes', DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: MAX_MESSAGE_BYTES_CEILING });
     const maxSessions = integerFlag(values['max-sessions'] as string | undefined, 'max-sessions', 100, { min: 1, max: 100_000 });
     const selection = parseSelection(spec, values);
 
@@ -247,13 +256,14 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
         allowedHosts: (values['allowed-host'] as string[] | undefined) ?? [],
         allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
         idleTimeoutMs: idleSeconds * 1000,
+        ...(maxMessageFlag !== undefined ? { maxBodyBytes: maxMessageBytes } : {}),
         log,
       });
       running = served;
       process.stderr.write(`${spec.bin} listening on ${served.url}\n`);
     } else {
       guardStdout();
-      running = await serveStdio(prepared.createSession);
+      running = await serveStdio(prepared.createSession, { maxMessageBytes, log });
       // The client closing our stdin is how stdio sessions end.
       process.stdin.on('end', () => void shutdown('stdin closed'));
       process.stdin.on('close', () => void shutdown('stdin closed'));

@@ -42,6 +42,9 @@ export type {
 } from './resources.js';
 export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './roots.js';
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './paths.js';
+export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './file-version.js';
+export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './write-locks.js';
+export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './temp-files.js';
 export {
   ChangeHub,
   fileSignature,
@@ -55,6 +58,7 @@ export {
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
 export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
+export { TimeBudget } from './time-budget.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { nestedQuantifier } from './regex-safety.js';
 export { ProtocolError } from './protocol-errors.js';
@@ -70,3 +74,4 @@ export {
   type ChildEnvironmentOptions,
 } from './process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transport.js';
+export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './stdio.js';

@@ -1,9 +1,11 @@
 import { constants, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { FileChangedError, currentVersion, sameVersion, type FileVersion } from './file-version.js';
+import { tempName, trackTempEntry } from './temp-files.js';
 import { ToolError } from './errors.js';
+import { withWriteLock } from './write-locks.js';
 
 /** Separator-aware containment: `/a/bc` is not inside `/a/b`. */
 export function isInside(child: string, parent: string): boolean {
@@ -126,14 +128,33 @@ export class PathGuard {
   }
 
   /**
+   * Runs `fn` holding the write locks of these real paths (see write-locks): other writers of the
+   * same files in this process wait their turn, and so do other suite processes. Read-modify-write
+   * tools hold it from the read to the rename; plain writes hold it around the write.
+   */
+  withWriteLock<T>(realPaths: string | readonly string[], fn: () => Promise<T>, options: { signal?: AbortSignal; userPath?: string } = {}): Promise<T> {
+    const userPath = options.userPath;
+    return withWriteLock(realPaths, fn, {
+      ...options,
+      open: (file, flags, mode) => this.open(file, flags, mode, userPath ?? file),
+      // A root's own lock would sit outside the roots: there the operation itself says why it cannot be done.
+      lockFileAllowed: (file) => this.contains(path.dirname(file)),
+    });
+  }
+
+  /**
    * Writes a file atomically: a temporary file in the same directory, fsync, then rename, so a
    * reader sees the old or the new content and never half of it. Keeps the mode of a file it
-   * replaces. With `exclusive`, fails with a conflict instead of replacing an existing file.
+   * replaces. With `exclusive`, fails with a conflict instead of replacing an existing file. With
+   * `expected` (the version that was read), the target is checked again right before the rename,
+   * and a FileChangedError is thrown (and nothing written) when it is not that version any more.
+   * The temporary file is named by temp-files (hidden from listings, swept after a crash) and
+   * removed on any failure, and when the process exits before the rename.
    */
   async writeFileAtomic(
     realPath: string,
     data: string | Uint8Array,
-    options: { exclusive?: boolean; userPath?: string } = {},
+    options: { exclusive?: boolean; userPath?: string; expected?: FileVersion } = {},
   ): Promise<void> {
     const userPath = options.userPath ?? realPath;
     const dir = path.dirname(realPath);
@@ -148,19 +169,27 @@ export class PathGuard {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     // No part of the target's name: a long but legal name must not become an illegal temp name.
-    const tmp = path.join(dir, `.suite-${randomBytes(8).toString('hex')}.tmp`);
-    const handle = await this.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666, userPath);
+    const tmp = path.join(dir, tempName());
+    const untrack = trackTempEntry(tmp);
+    let handle: fs.FileHandle;
     try {
-      await handle.writeFile(data);
-      if (mode !== undefined) await handle.chmod(mode);
-      await handle.sync();
+      handle = await this.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666, userPath);
     } catch (error) {
-      await handle.close();
-      await fs.rm(tmp, { force: true });
+      untrack();
       throw error;
     }
-    await handle.close();
     try {
+      try {
+        await handle.writeFile(data);
+        if (mode !== undefined) await handle.chmod(mode);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (options.expected) {
+        const now = await currentVersion(realPath);
+        if (!now || !sameVersion(now, options.expected)) throw new FileChangedError(userPath);
+      }
       if (options.exclusive) {
         // link() fails with EEXIST instead of replacing: a no-clobber rename.
         await fs.link(tmp, realPath);
@@ -172,6 +201,8 @@ export class PathGuard {
       await fs.rm(tmp, { force: true });
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw ToolError.conflict(`${userPath} already exists.`);
       throw error;
+    } finally {
+      untrack();
     }
     await syncDirectory(dir);
   }

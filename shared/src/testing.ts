@@ -301,7 +301,8 @@ export async function connectHttp(url: string, options: HttpClientOptions = {}):
 }
 
 export interface SpawnOptions extends ClientOptions {
-  env?: Record<string, string>;
+  /** Added to the test's environment; a variable set to undefined is removed. */
+  env?: Record<string, string | undefined>;
   cwd?: string;
 }
 
@@ -316,7 +317,7 @@ export async function spawnServer(binPath: string, args: string[] = [], options:
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [binPath, ...args],
-    env: { ...(process.env as Record<string, string>), ...options.env },
+    env: Object.fromEntries(Object.entries({ ...process.env, ...options.env }).filter((entry): entry is [string, string] => entry[1] !== undefined)),
     ...(options.cwd ? { cwd: options.cwd } : {}),
     stderr: 'pipe',
   });

@@ -109,61 +109,45 @@ const META: Omit<ToolAnnotations, 'title'> = { readOnlyHint: true, destructiveHi
 
 const TOOLSET_ARG = z.object({ toolset: z.string().min(1).max(100).describe('A toolset name from list_available_toolsets.') });
 
-const TOOLSET_LIST = z.object({
-  toolsets: z.array(z.object({ name: z.string(), description: z.string(), enabled: z.boolean(), tools: z.number().int() })),
-});
-
-const TOOL_LIST = z.object({
-  toolset: z.string(),
-  enabled: z.boolean(),
-  tools: z.array(z.object({ name: z.string(), description: z.string(), readOnly: z.boolean() })),
-});
-
 /**
  * The three meta-tools of dynamic mode: the model sees only these at first, and enables what the
- * task needs; the tool list then grows with `notifications/tools/list_changed`.
+ * task needs; the tool list then grows with `notifications/tools/list_changed`. They answer in text
+ * only: an output schema would triple what they cost in the model's context before any real tool.
  */
-export function dynamicToolsetTools(host: ToolsetHost): ToolDefinition<z.ZodObject, z.ZodObject>[] {
+export function dynamicToolsetTools(host: ToolsetHost): ToolDefinition<z.ZodObject>[] {
   const permittedIn = (toolset: string): AnyTool[] => host.allTools().filter((t) => t.toolset === toolset && host.gate.permitted(t));
-  const list: ToolDefinition<z.ZodObject<Record<string, never>>, typeof TOOLSET_LIST> = {
+  const list: ToolDefinition<z.ZodObject<Record<string, never>>> = {
     name: 'list_available_toolsets',
     description: 'Lists the toolsets this server offers, whether each is enabled, and how many tools it has. Enable one with enable_toolset.',
     input: z.object({}),
-    output: TOOLSET_LIST,
     annotations: { title: 'List available toolsets', ...META },
-    handler: async () => {
-      const toolsets = host.gate.toolsets.map((t) => ({ name: t.name, description: t.description, enabled: host.gate.isEnabled(t.name), tools: permittedIn(t.name).length }));
-      const text = toolsets.map((t) => `${t.name}${t.enabled ? ' (enabled)' : ''}: ${t.description} [${t.tools} tools]`).join('\n');
-      return { text, structured: { toolsets } };
-    },
+    handler: async () =>
+      host.gate.toolsets
+        .map((t) => `${t.name}${host.gate.isEnabled(t.name) ? ' (enabled)' : ''}: ${t.description} [${permittedIn(t.name).length} tools]`)
+        .join('\n'),
   };
-  const describe: ToolDefinition<typeof TOOLSET_ARG, typeof TOOL_LIST> = {
+  const describe: ToolDefinition<typeof TOOLSET_ARG> = {
     name: 'get_toolset_tools',
     description: 'Lists the tools of one toolset with their descriptions, so you can decide whether to enable it.',
     input: TOOLSET_ARG,
-    output: TOOL_LIST,
     annotations: { title: 'Describe a toolset', ...META },
     handler: async ({ toolset }) => {
       if (!host.gate.toolsets.some((t) => t.name === toolset)) throw ToolError.invalidArgument(unknownToolsetMessage(toolset, host.gate.toolsets));
-      const tools = permittedIn(toolset).map((t) => ({ name: t.name, description: t.description, readOnly: t.annotations.readOnlyHint }));
-      const enabled = host.gate.isEnabled(toolset);
-      const text = [`${toolset}${enabled ? ' (enabled)' : ''}:`, ...tools.map((t) => `- ${t.name}: ${firstLine(t.description)}`)].join('\n');
-      return { text, structured: { toolset, enabled, tools } };
+      const tools = permittedIn(toolset).map((t) => `- ${t.name}${t.annotations.readOnlyHint ? '' : ' (writes)'}: ${firstLine(t.description)}`);
+      return [`${toolset}${host.gate.isEnabled(toolset) ? ' (enabled)' : ''}:`, ...tools].join('\n');
     },
   };
-  const enable: ToolDefinition<typeof TOOLSET_ARG, z.ZodObject<{ toolset: z.ZodString; added: z.ZodArray<z.ZodString> }>> = {
+  const enable: ToolDefinition<typeof TOOLSET_ARG> = {
     name: 'enable_toolset',
     description: 'Enables a toolset for this session: its tools are added to your tool list (read-only mode still applies).',
     input: TOOLSET_ARG,
-    output: z.object({ toolset: z.string(), added: z.array(z.string()) }),
     annotations: { title: 'Enable a toolset', ...META },
     handler: async ({ toolset }) => {
       const added = host.enableToolset(toolset);
-      const text = added.length > 0 ? `Enabled ${toolset}: ${added.join(', ')} are now available.` : `${toolset} was already enabled; no tools were added.`;
-      return { text, structured: { toolset, added } };
+      return added.length > 0 ? `Enabled ${toolset}: ${added.join(', ')} are now available.` : `${toolset} was already enabled; no tools were added.`;
     },
   };
-  return [list, describe, enable] as unknown as ToolDefinition<z.ZodObject, z.ZodObject>[];
+  return [list, describe, enable] as unknown as ToolDefinition<z.ZodObject>[];
 }
 
 function firstLine(text: string): string {

@@ -1,13 +1,13 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo, SessionInfo } from './context.js';
 import type { Logger } from './logging.js';
 import type { SuiteServer } from './server.js';
+import { StdioTransport, type StdioTransportOptions } from './stdio.js';
 
 /**
  * Builds the server for one session. Give `session` to the SuiteServer (its `session` option): it
@@ -28,9 +28,9 @@ export interface RunningTransport {
 }
 
 /** Serves one session over stdin/stdout. */
-export async function serveStdio(factory: SessionFactory): Promise<RunningTransport & { server: SuiteServer }> {
+export async function serveStdio(factory: SessionFactory, options: StdioTransportOptions = {}): Promise<RunningTransport & { server: SuiteServer }> {
   const server = await factory({ id: randomUUID(), transport: 'stdio' });
-  await server.connect(new StdioServerTransport());
+  await server.connect(new StdioTransport(options));
   return { server, close: () => server.close() };
 }
 

@@ -76,35 +76,32 @@ describe('toolsets and read-only as data', () => {
       session = await connectInProcess(toolsetServer({ dynamic: true }));
       expect(await session.toolNames()).toEqual(['list_available_toolsets', 'get_toolset_tools', 'enable_toolset', 'whoami']);
       const listed = await session.callTool('list_available_toolsets');
-      expect(listed.structured).toEqual({
-        toolsets: [
-          { name: 'files', description: 'Read and write files.', enabled: false, tools: 2 },
-          { name: 'issues', description: 'Work with issues.', enabled: false, tools: 2 },
-          { name: 'admin', description: 'Dangerous things.', enabled: false, tools: 2 },
-        ],
-      });
+      expect(listed.text).toBe(['files: Read and write files. [2 tools]', 'issues: Work with issues. [2 tools]', 'admin: Dangerous things. [2 tools]'].join('\n'));
+      // Text only: output schemas would cost the model's context before any real tool is on.
+      const { tools } = await session.client.listTools();
+      expect(tools.filter((t) => t.outputSchema)).toEqual([]);
     });
 
     it('enables a toolset: its tools appear and the client hears tools/list_changed', async () => {
       session = await connectInProcess(toolsetServer({ dynamic: true }));
       const described = await session.callTool('get_toolset_tools', { toolset: 'issues' });
-      expect(described.structured).toMatchObject({ toolset: 'issues', enabled: false, tools: [{ name: 'list_issues' }, { name: 'close_issue' }] });
+      expect(described.text).toBe('issues:\n- list_issues: list_issues (issues).\n- close_issue (writes): close_issue (issues).');
       const enabled = await session.callTool('enable_toolset', { toolset: 'issues' });
-      expect(enabled).toMatchObject({ isError: false, structured: { toolset: 'issues', added: ['list_issues', 'close_issue'] } });
+      expect(enabled).toMatchObject({ isError: false, text: 'Enabled issues: list_issues, close_issue are now available.' });
       await session.waitFor('notifications/tools/list_changed');
       expect(await session.toolNames()).toEqual(['list_available_toolsets', 'get_toolset_tools', 'enable_toolset', 'whoami', 'list_issues', 'close_issue']);
       expect((await session.callTool('close_issue')).text).toBe('close_issue ran');
       // Enabling again adds nothing and announces nothing.
       const before = session.received('notifications/tools/list_changed').length;
-      expect((await session.callTool('enable_toolset', { toolset: 'issues' })).structured).toEqual({ toolset: 'issues', added: [] });
+      expect((await session.callTool('enable_toolset', { toolset: 'issues' })).text).toBe('issues was already enabled; no tools were added.');
       await new Promise((r) => setTimeout(r, 50));
       expect(session.received('notifications/tools/list_changed')).toHaveLength(before);
     });
 
     it('keeps read-only mode after a toolset is enabled', async () => {
       session = await connectInProcess(toolsetServer({ dynamic: true, readOnly: true }));
-      expect((await session.callTool('get_toolset_tools', { toolset: 'admin' })).structured).toMatchObject({ tools: [{ name: 'list_users' }] });
-      expect((await session.callTool('enable_toolset', { toolset: 'admin' })).structured).toEqual({ toolset: 'admin', added: ['list_users'] });
+      expect((await session.callTool('get_toolset_tools', { toolset: 'admin' })).text).toBe('admin:\n- list_users: list_users (admin).');
+      expect((await session.callTool('enable_toolset', { toolset: 'admin' })).text).toBe('Enabled admin: list_users are now available.');
       expect(await session.toolNames()).not.toContain('delete_repo');
       expect((await protocolError(session.callTool('delete_repo'))).code).toBe(-32602);
     });
@@ -158,6 +155,8 @@ describe('selection flags, parsed once by the CLI', () => {
       [['--read-only', '--toolsets', 'all'], {}, ['read_file', 'list_users']],
       [[], { PROBE_TOOLSETS: 'admin', PROBE_READ_ONLY: '1' }, ['list_users']],
       [['--toolsets', 'files'], { PROBE_TOOLSETS: 'admin' }, ['read_file', 'write_file']],
+      // A variable set to "" in a client config counts as not set, not as "no toolsets".
+      [[], { PROBE_TOOLSETS: '', PROBE_TOOLS: '' }, ['read_file', 'write_file']],
       [['--dynamic-toolsets'], {}, ['list_available_toolsets', 'get_toolset_tools', 'enable_toolset']],
     ];
     for (const [args, env, expected] of cases) {

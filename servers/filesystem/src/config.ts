@@ -22,6 +22,8 @@ export interface FilesystemLimits {
   maxEntries: number;
   /** Most matches a search returns by default. */
   maxResults: number;
+  /** Longest a read or search call may run before it stops with a timeout (checked between chunks and files). */
+  readTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: FilesystemLimits = {
@@ -29,4 +31,5 @@ export const DEFAULT_LIMITS: FilesystemLimits = {
   maxMediaBytes: 10 * 1024 * 1024,
   maxEntries: 2000,
   maxResults: 1000,
+  readTimeoutMs: 20_000,
 };

@@ -1,5 +1,5 @@
 import { read, readSync } from 'node:fs';
-import { throwIfCancelled, type PathGuard } from '@suite/shared';
+import { CancelledError, ToolError, type PathGuard, type TimeBudget } from '@suite/shared';
 import { openVerifiedSync, type VerifiedFile } from './verified-open.js';
 
 /**
@@ -12,7 +12,6 @@ const CHUNK_BYTES = 256 * 1024;
 const MAX_LINE_BYTES = 1024 * 1024;
 /** Lines returned to the client are cut to this many characters around the match. */
 export const MAX_SHOWN_LINE = 400;
-const BINARY_SNIFF = 8192;
 
 export interface LineMatch {
   line: number;
@@ -31,7 +30,8 @@ export interface FileSearchOptions {
   maxFileBytes: number;
   /** Stop after this many matches in this file. */
   maxMatches: number;
-  signal: AbortSignal;
+  /** The call's time budget and cancellation, checked once per chunk. */
+  budget: TimeBudget;
 }
 
 export type FileSearchOutcome = { kind: 'searched'; matches: LineMatch[] } | { kind: 'binary' } | { kind: 'too-large' } | { kind: 'unreadable' };
@@ -61,7 +61,8 @@ export async function searchFile(guard: PathGuard, file: string, options: FileSe
     if (opened.stat.size > options.maxFileBytes) return { kind: 'too-large' };
     return await searchOpenFile(opened.fd, opened.stat.size, options);
   } catch (error) {
-    if (options.signal.aborted) throw error;
+    // The budget running out or a cancellation stops the search; other failures only skip this file.
+    if (error instanceof ToolError || error instanceof CancelledError) throw error;
     return { kind: 'unreadable' };
   } finally {
     opened.close();
@@ -72,7 +73,7 @@ export async function searchFile(guard: PathGuard, file: string, options: FileSe
 const SYNC_READ_BYTES = 64 * 1024;
 
 async function searchOpenFile(fd: number, size: number, options: FileSearchOptions): Promise<FileSearchOutcome> {
-  const { lineTest, chunkTest, contextLines, maxMatches, signal } = options;
+  const { lineTest, chunkTest, contextLines, maxMatches, budget } = options;
   const small = size < SYNC_READ_BYTES;
   // One byte more than the size, so a file that is exactly one chunk still sees its end in one read.
   const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size + 1));
@@ -83,7 +84,6 @@ async function searchOpenFile(fd: number, size: number, options: FileSearchOptio
   let lineNo = 1;
   let carry: Buffer | undefined;
   let position = 0;
-  let first = true;
 
   const consume = (text: string): boolean => {
     const lines = text.split('\n');
@@ -131,12 +131,10 @@ async function searchOpenFile(fd: number, size: number, options: FileSearchOptio
   };
 
   for (;;) {
-    throwIfCancelled(signal);
+    budget.check();
     const bytesRead = small ? readSync(fd, chunk, 0, chunk.length, position) : await readAt(fd, chunk, chunk.length, position);
-    if (first) {
-      first = false;
-      if (chunk.subarray(0, Math.min(bytesRead, BINARY_SNIFF)).includes(0)) return { kind: 'binary' };
-    }
+    // Every chunk, not only the first: text followed by gigabytes of zeros (a sparse file) is binary at its first zero chunk.
+    if (chunk.subarray(0, bytesRead).includes(0)) return { kind: 'binary' };
     const eof = bytesRead === 0;
     position += bytesRead;
     let data = carry ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ChangeHub, resolveCliDirectories, runServer, UsageError } from '@suite/shared';
+import { ChangeHub, integerFlag, resolveCliDirectories, runServer, sweepTempFiles, UsageError } from '@suite/shared';
 import { DEFAULT_LIMITS, VERSION, buildServer } from './server.js';
 
 await runServer({
@@ -7,20 +7,31 @@ await runServer({
   packageName: '@suite/server-filesystem',
   version: VERSION,
   description: 'read, search and edit files inside the directories you allow',
-  usage: '[--read-only] [DIR...]',
+  usage: '[--read-only] [--read-timeout SECONDS] [DIR...]',
   writes: 'writes',
-  flags: {},
+  flags: {
+    'read-timeout': {
+      type: 'string',
+      valueName: 'SECONDS',
+      description: `Stop a read or search call that runs longer than this, with an error (default ${DEFAULT_LIMITS.readTimeoutMs / 1000}).`,
+    },
+  },
   positionals: { name: 'DIR', min: 0 },
   examples: ['mcp-server-filesystem ~/code ~/notes', 'mcp-server-filesystem --read-only ~/code', 'mcp-server-filesystem --http --port 3001 ~/code'],
-  async prepare({ positionals, selection }) {
+  async prepare({ flags, positionals, selection }, log) {
     let directories: string[];
     try {
       directories = await resolveCliDirectories(positionals);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
+    const readTimeoutSeconds = integerFlag(flags['read-timeout'], 'read-timeout', DEFAULT_LIMITS.readTimeoutMs / 1000, { min: 1, max: 3600 });
     const changes = new ChangeHub();
-    const config = { directories, aliases: positionals, readOnly: selection.readOnly === true, changes, limits: DEFAULT_LIMITS };
+    const limits = { ...DEFAULT_LIMITS, readTimeoutMs: readTimeoutSeconds * 1000 };
+    const config = { directories, aliases: positionals, readOnly: selection.readOnly === true, changes, limits };
+    // In the background: a crash (kill -9, power loss) can leave temporary files of a write behind; they are
+    // hidden from every listing, and removed here once their owner is gone. Start-up does not wait for it.
+    void sweepTempFiles(directories, { log }).catch((error: unknown) => log.private('warning', `temporary-file sweep failed: ${String(error)}`));
     return { createSession: (session) => buildServer(config, session), close: () => changes.close() };
   },
 });

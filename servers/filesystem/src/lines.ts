@@ -1,4 +1,4 @@
-import { throwIfCancelled } from '@suite/shared';
+import type { TimeBudget } from '@suite/shared';
 import type { ChunkReader } from './verified-open.js';
 
 /**
@@ -9,6 +9,21 @@ import type { ChunkReader } from './verified-open.js';
 
 const CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
+/** The time budget is checked every this many chunks (1 MiB). */
+const CHECK_EVERY = 16;
+
+/** A NUL byte turned up in what was read: the file is binary (the caller says so with its own words). */
+export class BinaryContentError extends Error {
+  constructor() {
+    super('binary content');
+    this.name = 'BinaryContentError';
+  }
+}
+
+/** Every byte read is looked at, skipped lines included: a huge sparse file is refused at its first chunk, not scanned. */
+function refuseBinary(data: Buffer): void {
+  if (data.indexOf(0) !== -1) throw new BinaryContentError();
+}
 
 export interface LineSlice {
   text: string;
@@ -61,7 +76,7 @@ export interface ForwardOptions {
   size: number;
   /** Keep the bytes exactly (full reads) instead of dropping the final newline and CRs. */
   exact?: boolean;
-  signal?: AbortSignal;
+  budget?: TimeBudget;
 }
 
 /**
@@ -89,9 +104,10 @@ export async function readLinesForward(reader: ChunkReader, options: ForwardOpti
   let reads = 0;
 
   while (!done) {
-    if (options.signal && (++reads & 63) === 0) throwIfCancelled(options.signal);
+    if (++reads % CHECK_EVERY === 0) options.budget?.check();
     const bytesRead = await reader.read(chunk, 0, chunk.length, position);
     if (bytesRead === 0) break;
+    refuseBinary(chunk.subarray(0, bytesRead));
     position += bytesRead;
     let i = 0;
     while (i < bytesRead) {
@@ -164,7 +180,7 @@ export interface TailOptions {
   lines: number;
   maxBytes: number;
   size: number;
-  signal?: AbortSignal;
+  budget?: TimeBudget;
 }
 
 /** Reads the last `lines` lines by reading backwards from the end in chunks. */
@@ -183,12 +199,13 @@ export async function readLastLines(reader: ChunkReader, options: TailOptions): 
   let reads = 0;
 
   while (position > 0) {
-    if (options.signal && (++reads & 63) === 0) throwIfCancelled(options.signal);
+    if (++reads % CHECK_EVERY === 0) options.budget?.check();
     const length = Math.min(CHUNK_BYTES, position);
     position -= length;
     const buf = Buffer.allocUnsafe(length);
     const bytesRead = await reader.read(buf, 0, length, position);
     const data = buf.subarray(0, bytesRead);
+    refuseBinary(data);
     let scanEnd = data.length;
     // A newline that ends the file terminates the last line rather than starting a new one.
     if (first && data[data.length - 1] === NEWLINE) scanEnd--;

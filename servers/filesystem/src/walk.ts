@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { Ignore } from 'ignore';
 import type ignoreModule from 'ignore';
-import { CancelledError, isInside } from '@suite/shared';
+import { CancelledError, isInside, isSuiteTempName } from '@suite/shared';
 
 /**
  * A shared, bounded directory walker.
@@ -11,6 +11,8 @@ import { CancelledError, isInside } from '@suite/shared';
  * It never follows a symbolic link: a link is reported as an entry of type `symlink` and is not
  * descended into, so a walk that starts inside the roots stays inside them whatever the links
  * point at (the official server does the same for directories; we make it a guarantee).
+ *
+ * The suite's own temporary files and write locks (temp-files in @suite/shared) are never reported.
  *
  * Order is deterministic: breadth-first, and within a directory by name (code-unit order).
  * Several directories are read ahead in parallel, but batches are yielded in queue order.
@@ -204,6 +206,8 @@ export async function* walkBatches(start: string, options: WalkOptions = {}): As
       const type = typeOf(dirent);
       const isDirectory = type === 'directory';
       const relative = current.relative ? `${current.relative}/${name}` : name;
+      // Our own temporary files and locks (a write in progress, a crash's leftovers) are never listed or searched.
+      if (isSuiteTempName(name)) continue;
       if (gitignore && isDirectory && name === '.git') continue;
       if (options.exclude?.(relative, isDirectory, name)) continue;
       if (matchers.length > 0 && isIgnoredByGit(matchers, relative, isDirectory)) continue;

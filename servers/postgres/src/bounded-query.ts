@@ -1,23 +1,26 @@
 /**
- * Running one user statement with bounded output, in as few round trips as the protocol allows.
+ * Running one user statement with bounded output, through pg's public query API and the cursor
+ * support its authors maintain for exactly this (pg-cursor), so that a pg release cannot silently
+ * change how rows are limited.
  *
- * - Always the extended protocol (Parse/Bind/Execute): PostgreSQL refuses more than one statement
- *   in a Parse, which is the first layer of the read-only guarantee.
- * - Our own preamble (BEGIN READ ONLY and a snapshot-taking no-op) rides in the same write, ahead
- *   of the user's Parse, so a small read-only query costs one round trip before the answer.
- * - Rows come through the unnamed portal in chunks (Execute with a row count, then Sync). Inside a
- *   transaction block the portal survives the Sync, so more chunks are fetched only while the row
- *   and byte caps allow; rows past the cap are never sent, and the portal dies with the transaction.
+ * - Our preamble (BEGIN READ ONLY and a snapshot-taking no-op) goes first, as one simple query of
+ *   our own text.
+ * - The user's statement always goes over the extended protocol (pg-cursor sends Parse/Bind/
+ *   Describe/Execute): PostgreSQL refuses more than one statement in a Parse, which is the first
+ *   layer of the read-only guarantee.
+ * - Rows are read from the cursor's portal in chunks (Execute with a row count), and only while
+ *   the row and byte caps allow; at a cap the portal is closed, so rows past it are never sent.
  */
-import pg from 'pg';
+import Cursor from 'pg-cursor';
+import type pg from 'pg';
 import { parserFor, type JsonValue } from './values.js';
 
 export interface BoundedResult {
   fields: { name: string; dataTypeID: number }[];
   rows: JsonValue[][];
-  /** The command tag (SELECT, SHOW, ...); undefined when the portal was left suspended at the cap. */
+  /** The command tag (SELECT, SHOW, ...); undefined when the portal was closed at a cap. */
   command: string | undefined;
-  /** Rows affected or returned, as PostgreSQL reported them (null when suspended). */
+  /** Rows affected or returned, as PostgreSQL reported them (null when closed at a cap). */
   rowCount: number | null;
   truncated: boolean;
   truncatedBy: 'rows' | 'bytes' | undefined;
@@ -27,39 +30,18 @@ export interface BoundedResult {
 
 const MAX_NOTICES = 20;
 
-interface WireConnection {
-  parse(config: { text: string; name?: string; types?: number[] }): void;
-  bind(config: { portal?: string; statement?: string; values?: unknown[] }): void;
-  execute(config: { portal?: string; rows?: number }): void;
-  sync(): void;
-  sendCopyFail(message: string): void;
-  stream: { cork?: () => void; uncork?: () => void };
-}
+/** A row as the cursor hands it over: every value as PostgreSQL's text, converted by our own parsers. */
+type RawRow = (string | null)[];
 
-interface RowDescription {
-  fields: { name: string; dataTypeID: number }[];
-}
-interface DataRow {
-  fields: (string | null)[];
-}
-interface CommandComplete {
-  text?: string;
-}
+/** Rows as arrays of PostgreSQL's text: no conversion by pg (ours, per type, happens in RowCollector). */
+const CURSOR_CONFIG = { rowMode: 'array', types: { getTypeParser: () => (value: string) => value } } as const;
 
-/** "INSERT 0 5" -> INSERT, 5; "SELECT 3" -> SELECT, 3; "BEGIN" -> BEGIN, null. */
-function parseTag(message: CommandComplete): { command: string | undefined; rowCount: number | null } {
-  const match = /^([A-Za-z]+(?: [A-Za-z]+)*?)(?: (\d+))?(?: (\d+))?$/.exec(message.text ?? '');
+/** "INSERT 0 5" -> INSERT, 5; "SELECT 3" -> SELECT, 3; "CREATE TABLE" -> CREATE TABLE, null. */
+function parseTag(text: string): { command: string | undefined; rowCount: number | null } {
+  const match = /^([A-Za-z]+(?: [A-Za-z]+)*?)(?: (\d+))?(?: (\d+))?$/.exec(text);
   if (!match) return { command: undefined, rowCount: null };
   const count = match[3] ?? match[2];
   return { command: match[1], rowCount: count === undefined ? null : Number(count) };
-}
-
-/** The parts of pg's Query we hook; they are internal to pg, hence declared here. */
-interface QueryInternals {
-  handleRowDescription(message: RowDescription): void;
-  handleCommandComplete(message: CommandComplete, connection: WireConnection): void;
-  handleError(error: Error, connection: WireConnection): void;
-  prepare(connection: WireConnection): void;
 }
 
 /** Runs the caller's onPortalDone at most once. */
@@ -74,8 +56,6 @@ class PortalDone {
     callback?.();
   }
 }
-
-const base = pg.Query.prototype as unknown as QueryInternals;
 
 /** Rows asked for in the first Execute: most answers fit, and a wide-row surprise stays small. */
 const FIRST_CHUNK_ROWS = 100;
@@ -92,7 +72,7 @@ class RowCollector {
     readonly maxBytes: number,
   ) {}
 
-  describe(fields: RowDescription['fields']): void {
+  describe(fields: readonly { dataTypeID: number }[]): void {
     this.parsers = fields.map((f) => parserFor(f.dataTypeID));
   }
 
@@ -123,142 +103,60 @@ class RowCollector {
   }
 }
 
-/** Parse/Bind/Describe/Execute(n)/Sync for the user's statement, preceded by our preamble. */
-class OpeningQuery extends pg.Query {
-  fields: RowDescription['fields'] = [];
-  suspended = false;
-  command: string | undefined;
-  rowCount: number | null = null;
-  private preambleLeft: number;
+/** What the statement tells as it runs, straight from pg's message handling. */
+interface CursorListener {
+  fields(fields: { name: string; dataTypeID: number }[]): void;
+  /** CommandComplete: every row has arrived (pg-cursor now closes the portal and syncs). */
+  complete(tag: string | undefined): void;
+}
 
+/**
+ * pg-cursor as it is, plus what pg's client may ask of any query and pg-cursor does not answer:
+ * COPY ... FROM STDIN is refused (CopyFail) and COPY ... TO STDOUT data is dropped, instead of a
+ * missing handler throwing inside pg's message loop. It also reports the columns and the full
+ * command tag (pg's result keeps only its first word, "CREATE" for "CREATE TABLE") as they arrive,
+ * each after pg-cursor's own handler ran.
+ */
+class BoundedCursor extends Cursor<RawRow> {
   constructor(
     text: string,
     values: unknown[],
-    private readonly collector: RowCollector,
-    private readonly preamble: readonly string[],
-    private readonly portalDone: PortalDone,
+    private readonly listener: CursorListener,
   ) {
-    super({ text, values, rows: collector.nextChunk(), queryMode: 'extended' } as pg.QueryConfig);
-    this.preambleLeft = preamble.length;
+    super(text, values, CURSOR_CONFIG);
   }
 
-  prepare(connection: WireConnection): void {
-    for (const text of this.preamble) {
-      connection.parse({ text, name: '', types: [] });
-      connection.bind({ portal: '', statement: '', values: [] });
-      connection.execute({ portal: '', rows: 0 });
-    }
-    base.prepare.call(this, connection);
+  handleRowDescription(message: { fields: { name: string; dataTypeID: number }[] }): void {
+    cursorHandler('handleRowDescription').call(this, message);
+    this.listener.fields(message.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })));
   }
 
-  /** pg calls this from prepare() to send Execute; we add the Sync right away (one round trip). */
-  _getRows(connection: WireConnection, rows: number): void {
-    connection.execute({ portal: '', rows });
-    connection.sync();
-    // pg would Sync again after CommandComplete when rows is set; it must not.
-    (this as unknown as { rows: number | undefined }).rows = undefined;
+  handleCommandComplete(message: { text?: string }): void {
+    cursorHandler('handleCommandComplete').call(this, message);
+    this.listener.complete(message.text);
   }
 
-  handleRowDescription(message: RowDescription): void {
-    this.fields = message.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
-    this.collector.describe(message.fields);
-    base.handleRowDescription.call(this, message);
-  }
-
-  handleDataRow(message: DataRow): void {
-    this.collector.add(message.fields);
-  }
-
-  handleCommandComplete(message: CommandComplete, connection: WireConnection): void {
-    if (this.preambleLeft > 0) {
-      this.preambleLeft -= 1;
-      return;
-    }
-    ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
-    this.portalDone.fire();
-    base.handleCommandComplete.call(this, message, connection);
-  }
-
-  handlePortalSuspended(): void {
-    this.suspended = true;
-    if (this.collector.stopReason) this.portalDone.fire();
-  }
-
-  handleEmptyQuery(): void {
-    // Already synced.
-    this.portalDone.fire();
-  }
-
-  handleError(error: Error, connection: WireConnection): void {
-    this.portalDone.fire();
-    base.handleError.call(this, error, connection);
-  }
-}
-
-/** Execute(n)/Sync on the still-open unnamed portal: the next chunk of rows. */
-class PortalFetch implements pg.Submittable {
-  suspended = false;
-  command: string | undefined;
-  rowCount: number | null = null;
-  private settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
-  readonly done: Promise<void>;
-
-  constructor(
-    private readonly collector: RowCollector,
-    private readonly rows: number,
-    private readonly portalDone: PortalDone,
-  ) {
-    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
-  }
-
-  submit(connection: unknown): void {
-    const wire = connection as WireConnection;
-    wire.stream.cork?.();
-    try {
-      wire.execute({ portal: '', rows: this.rows });
-      wire.sync();
-    } finally {
-      wire.stream.uncork?.();
-    }
-  }
-
-  handleRowDescription(): void {}
-  handleDataRow(message: DataRow): void {
-    this.collector.add(message.fields);
-  }
-  handlePortalSuspended(): void {
-    this.suspended = true;
-    if (this.collector.stopReason) this.portalDone.fire();
-  }
-  handleCommandComplete(message: CommandComplete): void {
-    ({ command: this.command, rowCount: this.rowCount } = parseTag(message));
-    this.portalDone.fire();
-  }
-  handleEmptyQuery(): void {
-    this.portalDone.fire();
-  }
-  handleCopyInResponse(connection: WireConnection): void {
+  handleCopyInResponse(connection: { sendCopyFail(message: string): void }): void {
     connection.sendCopyFail('COPY FROM STDIN is not supported');
   }
+
   handleCopyData(): void {}
-  handleError(error: Error): void {
-    this.portalDone.fire();
-    this.settle?.reject(error);
-  }
-  handleReadyForQuery(): void {
-    this.settle?.resolve();
-  }
+}
+
+/** pg-cursor's own handler of a message (the handlers pg's client calls on any query it runs). */
+function cursorHandler(name: 'handleRowDescription' | 'handleCommandComplete'): (this: BoundedCursor, message: unknown) => void {
+  return (Cursor.prototype as unknown as Record<typeof name, (this: BoundedCursor, message: unknown) => void>)[name];
 }
 
 export interface BoundedRunOptions {
   maxRows: number;
   maxBytes: number;
-  /** Our own statements to run first in the same round trip (e.g. BEGIN READ ONLY). */
+  /** Our own statements to run first, as one simple query (e.g. BEGIN READ ONLY and the snapshot no-op). */
   preamble?: readonly string[];
   /**
-   * Called once, synchronously from pg's message handling, as soon as the portal will not be read
-   * again (complete, failed, or cut at a cap). A caller can queue its ROLLBACK right there: pg sends
-   * it the moment ReadyForQuery arrives, usually from the same network read.
+   * Called once, as soon as the portal will not be read again (complete: synchronously from pg's
+   * message handling; failed; or closed at a cap). A caller can queue its ROLLBACK right there: pg
+   * sends it the moment the cursor's ReadyForQuery arrives.
    */
   onPortalDone?: () => void;
 }
@@ -267,39 +165,64 @@ export interface BoundedRunOptions {
 export async function runBounded(client: pg.ClientBase, text: string, values: unknown[], options: BoundedRunOptions): Promise<BoundedResult> {
   const collector = new RowCollector(options.maxRows, options.maxBytes);
   const portalDone = new PortalDone(options.onPortalDone);
-  const opening = new OpeningQuery(text, values, collector, options.preamble ?? [], portalDone);
   const notices: string[] = [];
   const onNotice = (notice: { severity?: string; message?: string; hint?: string }): void => {
     if (notices.length < MAX_NOTICES) notices.push(`${notice.severity ?? 'NOTICE'}: ${notice.message ?? ''}${notice.hint ? ` (HINT: ${notice.hint})` : ''}`);
   };
   client.on('notice', onNotice);
-  let suspended: boolean;
-  let command: string | undefined;
-  let rowCount: number | null;
+  let fields: BoundedResult['fields'] = [];
+  let tag: string | undefined;
+  let complete = false;
+  let onComplete: (() => void) | undefined;
+  let received = 0;
+  const cursor = new BoundedCursor(text, values, {
+    fields: (described) => {
+      fields = described;
+      collector.describe(described);
+    },
+    complete: (commandTag) => {
+      tag = commandTag;
+      complete = true;
+      // The transaction may end now (pg sends the queued ROLLBACK the moment the cursor is done), and the
+      // answer need not wait for pg-cursor's Close/Sync round trip: every row is here.
+      portalDone.fire();
+      onComplete?.();
+    },
+  });
+  cursor.on('row', (row: RawRow) => {
+    received++;
+    collector.add(row);
+  });
   try {
-    await new Promise<void>((resolve, reject) => {
-      opening.on('error', reject);
-      opening.on('end', () => resolve());
-      client.query(opening);
-    });
-    ({ suspended, command, rowCount } = opening);
-    while (suspended && !collector.stopReason) {
-      const fetch = new PortalFetch(collector, collector.nextChunk(), portalDone);
-      client.query(fetch);
-      await fetch.done;
-      ({ suspended, command, rowCount } = fetch);
+    if (options.preamble && options.preamble.length > 0) await client.query(options.preamble.join('; '));
+    client.query(cursor);
+    let drained = false;
+    while (!complete && !drained && !collector.stopReason) {
+      const asked = collector.nextChunk();
+      received = 0;
+      await new Promise<void>((resolve, reject) => {
+        onComplete = resolve;
+        cursor.read(asked, (error) => (error ? reject(error) : resolve()));
+      });
+      // Fewer rows than asked for, and no CommandComplete: an empty query (pg-cursor has synced).
+      drained = !complete && received < asked;
+    }
+    if (!complete && !drained) {
+      // At a cap: close the portal (the rows past it are never sent). The ROLLBACK queued right after goes
+      // out with the Close's ReadyForQuery; the connection returns to the pool only once it is confirmed.
+      void cursor.close().catch(() => undefined);
     }
   } finally {
     client.off('notice', onNotice);
-    // Whatever ended the wait (a rejected submit, say), the caller may close the transaction now.
+    // Whatever ended the wait (an error, say), the caller may close the transaction now.
     portalDone.fire();
   }
-  if (suspended) collector.stopReason ??= 'rows';
+  const parsed = complete && tag !== undefined ? parseTag(tag) : { command: undefined, rowCount: null };
   return {
-    fields: opening.fields,
+    fields,
     rows: collector.rows,
-    command: suspended ? undefined : command,
-    rowCount: suspended ? null : rowCount,
+    command: parsed.command,
+    rowCount: parsed.rowCount,
     truncated: collector.stopReason !== undefined,
     truncatedBy: collector.stopReason,
     notices,

@@ -205,6 +205,10 @@ export class Database {
 
   private classifyFailure(error: unknown, signal: AbortSignal, stopped: 'cancelled' | 'timeout' | undefined, sql: string | undefined): unknown {
     const cancelledOnServer = isDatabaseError(error) && error.code === QUERY_CANCELED;
+    // Our CopyFail also ends as query_canceled: it is neither a timeout nor the user's cancellation.
+    if (cancelledOnServer && !stopped && error.message.startsWith('COPY from stdin failed')) {
+      return ToolError.invalidArgument('COPY ... FROM STDIN is not supported: a tool call cannot stream data to the server. Use INSERT ... VALUES with params instead.');
+    }
     if (stopped === 'cancelled' || (cancelledOnServer && signal.aborted) || error instanceof CancelledError) return new CancelledError();
     if (stopped === 'timeout' || cancelledOnServer) {
       return ToolError.timeout(

@@ -1,14 +1,14 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
 import type { SqliteConfig } from './config.js';
 import { registerDemoPrompt } from './prompts/demo.js';
 import { registerExplorePrompt } from './prompts/explore.js';
 import { registerInsightsResource } from './resources/insights.js';
 import { registerSchemaResources } from './resources/schema.js';
-import { registerInsightTool } from './tools/insights.js';
-import { registerQueryTools } from './tools/query.js';
-import { registerSchemaTools } from './tools/schema.js';
-import { registerWriteTools } from './tools/write.js';
+import { insightTools } from './tools/insights.js';
+import { queryTools } from './tools/query.js';
+import { schemaTools } from './tools/schema.js';
+import { writeTools } from './tools/write.js';
 
 export type { SqliteConfig } from './config.js';
 export { SqliteDatabase, DEFAULT_LIMITS, type SqliteLimits, type SqliteOptions } from './database.js';
@@ -25,6 +25,9 @@ placeholders and params. Results are capped (truncated: true tells you more rows
 and LIMIT. ${mode}`;
 }
 
+/** Every tool, built once per configuration and shared by all sessions; a read-only database leaves out the writers. */
+const tools = toolList<SqliteConfig>([queryTools, schemaTools, writeTools, insightTools]);
+
 /** Builds the server for one session; the database (and its query processes) is shared. */
 export function buildServer(config: SqliteConfig, session?: SessionInfo): SuiteServer {
   const server = new SuiteServer({
@@ -36,10 +39,7 @@ export function buildServer(config: SqliteConfig, session?: SessionInfo): SuiteS
     selection: { readOnly: !config.database.writable },
     ...(session ? { session } : {}),
   });
-  registerQueryTools(server, config);
-  registerSchemaTools(server, config);
-  registerWriteTools(server, config);
-  registerInsightTool(server, config);
+  server.tools(tools(config));
   registerSchemaResources(server, config);
   registerInsightsResource(server, config);
   registerDemoPrompt(server, config);

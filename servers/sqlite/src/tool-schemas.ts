@@ -11,6 +11,36 @@ export const PARAMS = z
 
 export const SQL = z.string().min(1).max(1_000_000);
 
+/**
+ * The statement argument: `query`, as the official SQLite server names it, with `sql` (this
+ * server's earlier name) still accepted. Both are optional in the schema (a top-level anyOf would
+ * say "one of them" exactly, but some clients refuse tool schemas with one); `requireStatement`
+ * enforces exactly one, and `statementOf` picks it.
+ */
+export function statementArguments(what: string): { query: z.ZodOptional<typeof SQL>; sql: z.ZodOptional<typeof SQL> } {
+  return {
+    query: SQL.optional().describe(`${what} (required; sql is accepted as its older name)`),
+    sql: SQL.optional().describe('Older name of query, still accepted. Give query or sql, not both.'),
+  };
+}
+
+/** Adds the rule to a tool's input: a statement, as `query` or `sql`; both only when they are the same text. */
+export function requireStatement<T extends z.ZodObject<{ query: z.ZodOptional<typeof SQL>; sql: z.ZodOptional<typeof SQL> } & z.ZodRawShape>>(schema: T): T {
+  return schema.superRefine((args, ctx) => {
+    const { query, sql } = args as { query?: string; sql?: string };
+    if (query === undefined && sql === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['query'], message: 'required: give the SQL statement as query (sql is accepted as its older name)' });
+    } else if (query !== undefined && sql !== undefined && query !== sql) {
+      ctx.addIssue({ code: 'custom', path: ['sql'], message: 'query and sql were both given and differ; give the statement once, as query' });
+    }
+  });
+}
+
+/** The statement of a call whose input passed requireStatement. */
+export function statementOf(args: { query?: string | undefined; sql?: string | undefined }): string {
+  return (args.query ?? args.sql)!;
+}
+
 /** One result cell: 64-bit integers beyond 2^53 as decimal strings, BLOBs as { $blob: base64 }. */
 export const CELL = z.union([z.string(), z.number(), z.null(), z.object({ $blob: z.string() })]);
 

@@ -3,7 +3,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ToolError, decodeCursor, encodeCursor, isInside, type RequestContext, type ResourceListing, type SuiteServer } from '@suite/shared';
+import { ToolError, decodeCursor, encodeCursor, isInside, isSuiteTempName, type RequestContext, type ResourceListing, type SuiteServer } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { OCTET_STREAM, isProbablyText, isTextMimeType, mimeTypeFor } from '../mime.js';
 import { walk } from '../walk.js';
@@ -35,11 +35,13 @@ interface ListingSnapshot {
 }
 
 /**
- * A filter for paths inside a directory the listing never enters. Only the part below the root
+ * A filter for paths inside a directory the listing never enters, and for the suite's temporary files. Only the part below the root
  * counts, so a root that itself lives under some `node_modules` is still watched.
  */
 function skippedPathFilter(dirs: readonly string[]): (p: string) => boolean {
   return (p) => {
+    // Our own temporary files come and go with every write; they are not in the listing, so not a change to it.
+    if (isSuiteTempName(path.basename(p))) return true;
     const root = dirs.find((dir) => isInside(p, dir));
     if (!root) return false;
     return path.relative(root, p).split(path.sep).some((part) => SKIPPED_DIRECTORIES.has(part));
@@ -208,7 +210,7 @@ async function completePath(value: string, ctx: RequestContext): Promise<string[
   const dirents = await readdir(resolved.real, { withFileTypes: true }).catch(() => []);
   const base = directoryPart.endsWith('/') ? directoryPart : `${directoryPart}/`;
   return dirents
-    .filter((d) => d.name.startsWith(partial) && !SKIPPED_DIRECTORIES.has(d.name))
+    .filter((d) => d.name.startsWith(partial) && !SKIPPED_DIRECTORIES.has(d.name) && !isSuiteTempName(d.name))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .slice(0, COMPLETION_LIMIT)
     .map((d) => `${base}${d.name}${d.isDirectory() ? '/' : ''}`);

@@ -1,7 +1,6 @@
 import { constants } from 'node:fs';
-import { lstat } from 'node:fs/promises';
 import { z } from 'zod';
-import { ToolError, type SuiteServer } from '@suite/shared';
+import { FileChangedError, ToolError, versionOf, type FileVersion, type PathGuard, type SuiteServer } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { unifiedDiff } from '../diff.js';
 import { withFsErrors } from '../fs-errors.js';
@@ -9,6 +8,8 @@ import { isProbablyText } from '../mime.js';
 
 /** edit_file reads the whole file into memory; beyond this it refuses rather than risk the process. */
 export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
+/** Times an edit starts over when another program changed the file between its read and its write. */
+const MAX_EDIT_ATTEMPTS = 3;
 
 const editInput = z.object({
   oldText: z.string().describe('Text to search for: copy it exactly from the file, with enough surrounding lines to be unique'),
@@ -57,37 +58,43 @@ export function registerEditTool(server: SuiteServer, _config: FilesystemConfig)
     handler: async ({ path: userPath, edits, dryRun }, ctx) => {
       const guard = await ctx.paths();
       const { real } = await guard.resolve(userPath, { mustExist: true });
-      // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below as not a regular file.
-      const handle = await withFsErrors(userPath, 'open', () => guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath));
-      let bytes: Buffer;
-      let before: { size: number; mtimeMs: number };
-      try {
-        const stat = await handle.stat();
-        if (stat.isDirectory()) throw ToolError.conflict(`Cannot edit ${userPath}: it is a directory.`);
-        if (!stat.isFile()) throw ToolError.conflict(`Cannot edit ${userPath}: it is not a regular file.`);
-        if (stat.size > MAX_EDIT_BYTES) {
-          throw ToolError.invalidArgument(
-            `Cannot edit ${userPath}: it is ${stat.size} bytes, more than the ${MAX_EDIT_BYTES} bytes edit_file handles. Use write_file to replace it.`,
-          );
-        }
-        before = { size: stat.size, mtimeMs: stat.mtimeMs };
-        bytes = await handle.readFile();
-      } finally {
-        await handle.close();
+      const apply = async (): Promise<{ outcome: EditOutcome; version: FileVersion }> => {
+        const { bytes, version } = await readForEdit(guard, real, userPath);
+        return { outcome: applyEdits(decodeText(bytes, userPath), edits, userPath), version };
+      };
+      let outcome: EditOutcome;
+      if (dryRun) {
+        ({ outcome } = await apply());
+      } else {
+        // Held from the read to the rename: other writers of this file (in this process or another
+        // suite server) wait, so no edit works from content about to be replaced. A program outside
+        // the suite can still change the file meanwhile; then the edit starts over on the new content.
+        outcome = await withFsErrors(userPath, 'edit', () =>
+          guard.withWriteLock(
+            real,
+            async () => {
+              for (let attempt = 1; ; attempt++) {
+                const { outcome: applied, version } = await apply();
+                if (applied.after === applied.before) return applied;
+                try {
+                  await guard.writeFileAtomic(real, applied.encode(applied.after), { userPath, expected: version });
+                  return applied;
+                } catch (error) {
+                  if (!(error instanceof FileChangedError)) throw error;
+                  if (attempt >= MAX_EDIT_ATTEMPTS) {
+                    throw ToolError.conflict(
+                      `${userPath} kept changing while it was being edited (another program wrote it ${MAX_EDIT_ATTEMPTS} times between our read and our write). No changes were made. Read it again and retry the edit.`,
+                    );
+                  }
+                }
+              }
+            },
+            { signal: ctx.signal, userPath },
+          ),
+        );
       }
-      const original = decodeText(bytes, userPath);
-      const outcome = applyEdits(original, edits, userPath);
       const { diff, stats } = unifiedDiff(outcome.before, outcome.after, `${userPath}\toriginal`, `${userPath}\tmodified`);
       const changed = outcome.after !== outcome.before;
-
-      if (!dryRun && changed) {
-        // A writer that got in between our read and now would lose its change to ours: refuse instead.
-        const now = await lstat(real).catch(() => undefined);
-        if (!now || now.size !== before.size || now.mtimeMs !== before.mtimeMs) {
-          throw ToolError.conflict(`${userPath} changed while it was being edited. Read it again and retry the edit.`);
-        }
-        await withFsErrors(userPath, 'write', () => guard.writeFileAtomic(real, outcome.encode(outcome.after), { userPath }));
-      }
 
       const notes = outcome.results
         .filter((r) => r.matching === 'whitespace-tolerant')
@@ -117,6 +124,25 @@ export function registerEditTool(server: SuiteServer, _config: FilesystemConfig)
       };
     },
   });
+}
+
+/** Reads a file for editing, with the version it had when read (fstat of the same descriptor). */
+async function readForEdit(guard: PathGuard, real: string, userPath: string): Promise<{ bytes: Buffer; version: FileVersion }> {
+  // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below as not a regular file.
+  const handle = await withFsErrors(userPath, 'open', () => guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath));
+  try {
+    const stat = await handle.stat({ bigint: true });
+    if (stat.isDirectory()) throw ToolError.conflict(`Cannot edit ${userPath}: it is a directory.`);
+    if (!stat.isFile()) throw ToolError.conflict(`Cannot edit ${userPath}: it is not a regular file.`);
+    if (stat.size > MAX_EDIT_BYTES) {
+      throw ToolError.invalidArgument(
+        `Cannot edit ${userPath}: it is ${stat.size} bytes, more than the ${MAX_EDIT_BYTES} bytes edit_file handles. Use write_file to replace it.`,
+      );
+    }
+    return { bytes: await handle.readFile(), version: versionOf(stat) };
+  } finally {
+    await handle.close();
+  }
 }
 
 function decodeText(bytes: Buffer, userPath: string): string {

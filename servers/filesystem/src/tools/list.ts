@@ -1,7 +1,7 @@
 import { promises as fs, lstat, type Dirent, type Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError, isInside, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import { TimeBudget, ToolError, isInside, isSuiteTempName, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { treeExcludeMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
@@ -51,7 +51,7 @@ async function resolveDirectory(guard: PathGuard, userPath: string): Promise<str
 }
 
 async function readDirectory(userPath: string, real: string): Promise<Dirent[]> {
-  const dirents = await withPathErrors(userPath, () => fs.readdir(real, { withFileTypes: true }));
+  const dirents = (await withPathErrors(userPath, () => fs.readdir(real, { withFileTypes: true }))).filter((d) => !isSuiteTempName(d.name));
   return dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -233,6 +233,12 @@ export function registerListTools(server: SuiteServer, config: FilesystemConfig)
       let omitted = 0;
       let counting = 0;
       let depthLimited = false;
+      const budget = new TimeBudget(ctx.signal, config.limits.readTimeoutMs, (b) =>
+        ToolError.timeout(
+          `directory_tree was stopped after ${b.describe()} (the time limit of one call, --read-timeout), having listed ${flat.length + omitted} entries. ` +
+            'Use maxDepth or excludePatterns, or ask for a smaller directory.',
+        ),
+      );
       const gitignoreRoot = rootContaining(guard, real);
       for await (const batch of walkBatches(real, {
         exclude: (relative) => excluded(relative),
@@ -241,6 +247,7 @@ export function registerListTools(server: SuiteServer, config: FilesystemConfig)
         ...(gitignoreRoot ? { gitignoreRoot } : {}),
         signal: ctx.signal,
       })) {
+        budget.check();
         if (flat.length >= limit) {
           omitted += batch.entries.length;
           counting += batch.entries.length;

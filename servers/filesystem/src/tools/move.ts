@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { chmod, link, lstat, mkdir, readdir, readlink, realpath, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError, isInside, throwIfCancelled, type PathGuard, type RequestContext, type SuiteServer } from '@suite/shared';
+import { ToolError, isInside, isSuiteTempName, tempName, throwIfCancelled, trackTempEntry, type PathGuard, type RequestContext, type SuiteServer } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { accessDenied, entryKind, resolveEntry, type ResolvedEntry } from '../entry-path.js';
 import { withFsErrors } from '../fs-errors.js';
@@ -62,7 +61,13 @@ export function registerMoveTools(server: SuiteServer, _config: FilesystemConfig
       if (from.stat.isDirectory() && isInside(to.entry, from.entry)) {
         throw ToolError.invalidArgument(`Cannot move ${source} into itself (${destination} is inside it).`);
       }
-      const crossDevice = await withFsErrors(destination, 'move to', () => moveEntry(guard, from as ResolvedEntry & { stat: Stats }, to, source, destination, ctx));
+      // Both names are locked: an edit of the source finishes before it moves, and nothing is written to the destination meanwhile.
+      const crossDevice = await withFsErrors(destination, 'move to', () =>
+        guard.withWriteLock([from.entry, to.entry], () => moveEntry(guard, from as ResolvedEntry & { stat: Stats }, to, source, destination, ctx), {
+          signal: ctx.signal,
+          userPath: source,
+        }),
+      );
       const text = `Successfully moved ${source} to ${destination}${crossDevice ? ' (copied across filesystems, then removed the source)' : ''}.`;
       return { text, structured: { source, destination, kind: entryKind(from.stat), crossDevice } };
     },
@@ -93,7 +98,9 @@ export function registerMoveTools(server: SuiteServer, _config: FilesystemConfig
         if (!recursive) throw ToolError.invalidArgument(`${source} is a directory. Set recursive: true to copy it and everything in it.`);
         if (to.stat) throw ToolError.conflict(`Destination ${destination} already exists. Directories are never overwritten; choose a new path or delete it first.`);
         if (isInside(to.entry, real)) throw ToolError.invalidArgument(`Cannot copy ${source} into itself (${destination} is inside it).`);
-        const tally = await withFsErrors(destination, 'copy to', () => copyDirectory(guard, real, to, source, destination, ctx));
+        const tally = await withFsErrors(destination, 'copy to', () =>
+          guard.withWriteLock(to.entry, () => copyDirectory(guard, real, to, source, destination, ctx), { signal: ctx.signal, userPath: destination }),
+        );
         const skippedNote = tally.skipped.length > 0 ? ` Skipped ${tally.skipped.length}: ${tally.skipped.slice(0, 20).join(', ')}${tally.skipped.length > 20 ? ', ...' : ''}.` : '';
         return {
           text: `Successfully copied directory ${source} to ${destination} (${tally.files} files, ${tally.directories} directories, ${tally.bytes} bytes).${skippedNote}`,
@@ -106,11 +113,17 @@ export function registerMoveTools(server: SuiteServer, _config: FilesystemConfig
         if (to.stat.isDirectory()) throw ToolError.conflict(`Destination ${destination} is a directory. Give the full path of the copy, including its file name.`);
         if (to.entry === real) throw ToolError.conflict(`Cannot copy ${source} onto itself.`);
       }
-      const bytes = await withFsErrors(destination, 'copy to', async () => {
-        const { tmp, bytes: copied } = await copyToTemp(guard, real, to.parent, source, destination, ctx);
-        await publishTemp(tmp, to.entry, overwrite, destination);
-        return copied;
-      });
+      const bytes = await withFsErrors(destination, 'copy to', () =>
+        guard.withWriteLock(
+          to.entry,
+          async () => {
+            const copy = await copyToTemp(guard, real, to.parent, source, destination, ctx);
+            await publishTemp(copy, to.entry, overwrite, destination);
+            return copy.bytes;
+          },
+          { signal: ctx.signal, userPath: destination },
+        ),
+      );
       const replaced = to.stat !== undefined;
       return {
         text: `Successfully copied ${source} to ${destination} (${bytes} bytes${replaced ? ', replaced the existing file' : ''}).`,
@@ -142,7 +155,8 @@ export function registerMoveTools(server: SuiteServer, _config: FilesystemConfig
       if (what === 'directory') {
         if (!recursive) throw ToolError.invalidArgument(`${userPath} is a directory. Set recursive: true to delete it and everything in it.`);
         await withFsErrors(userPath, 'delete', async () => {
-          const detached = path.join(target.parent, `.deleting-${randomBytes(6).toString('hex')}`);
+          // A recognisable name: hidden from listings meanwhile, and finished by the next start-up's sweep if the process dies.
+          const detached = path.join(target.parent, tempName('deleting'));
           await rename(target.entry, detached);
           try {
             await rm(detached, { recursive: true, force: true });
@@ -156,7 +170,7 @@ export function registerMoveTools(server: SuiteServer, _config: FilesystemConfig
         });
         return { text: `Successfully deleted directory ${userPath} and everything in it.`, structured: { path: userPath, kind: what } };
       }
-      await withFsErrors(userPath, 'delete', () => unlink(target.entry));
+      await withFsErrors(userPath, 'delete', () => guard.withWriteLock(target.entry, () => unlink(target.entry), { signal: ctx.signal, userPath }));
       return { text: `Successfully deleted ${userPath}.`, structured: { path: userPath, kind: what } };
     },
   });
@@ -166,8 +180,8 @@ function destinationExists(destination: string): ToolError {
   return ToolError.conflict(`Destination ${destination} already exists. move_file never overwrites: choose another name or delete it first.`);
 }
 
-function tempName(dir: string): string {
-  return path.join(dir, `.copy-${randomBytes(6).toString('hex')}.tmp`);
+function tempPath(dir: string): string {
+  return path.join(dir, tempName());
 }
 
 /** Moves an entry without ever replacing one. Returns true when it had to copy across filesystems. */
@@ -239,8 +253,7 @@ async function moveAcrossDevices(
     return;
   }
   if (!from.stat.isFile()) throw ToolError.invalidArgument(`Cannot move ${source} across filesystems: it is not a regular file, directory or symlink.`);
-  const { tmp } = await copyToTemp(guard, from.entry, to.parent, source, destination, ctx);
-  await publishTemp(tmp, to.entry, false, destination);
+  await publishTemp(await copyToTemp(guard, from.entry, to.parent, source, destination, ctx), to.entry, false, destination);
   await unlink(from.entry);
 }
 
@@ -257,14 +270,16 @@ async function copyToTemp(
   destination: string,
   ctx: RequestContext,
   durable = true,
-): Promise<{ tmp: string; bytes: number }> {
+): Promise<TempCopy> {
   const input = await guard.open(sourceReal, constants.O_RDONLY | constants.O_NONBLOCK, undefined, source);
   let tmp: string | undefined;
+  let untrack = (): void => undefined;
   try {
     const sourceStat = await input.stat();
     if (!sourceStat.isFile()) throw ToolError.invalidArgument(`Cannot copy ${source}: it is not a regular file.`);
     const mode = sourceStat.mode & 0o7777;
-    const candidate = tempName(dir);
+    const candidate = tempPath(dir);
+    untrack = trackTempEntry(candidate);
     const output = await guard.open(candidate, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode, destination).catch(async (error: unknown) => {
       // The open created the file before the check refused it: remove what this call made (its name is random and new).
       if (error instanceof ToolError) await unlink(candidate).catch(() => undefined);
@@ -290,29 +305,39 @@ async function copyToTemp(
     } finally {
       await output.close();
     }
-    return { tmp, bytes };
+    return { tmp, bytes, untrack };
   } catch (error) {
     if (tmp) await rm(tmp, { force: true });
+    untrack();
     throw error;
   } finally {
     await input.close();
   }
 }
 
+/** A finished temporary copy; `untrack` once it was renamed into place or removed. */
+interface TempCopy {
+  tmp: string;
+  bytes: number;
+  untrack: () => void;
+}
+
 /** Puts a finished temporary file at its destination: replacing (rename) or never replacing (link). */
-async function publishTemp(tmp: string, destination: string, overwrite: boolean, userDestination: string): Promise<void> {
+async function publishTemp(copy: TempCopy, destination: string, overwrite: boolean, userDestination: string): Promise<void> {
   try {
     if (overwrite) {
-      await rename(tmp, destination);
-      return;
+      await rename(copy.tmp, destination);
+    } else {
+      await link(copy.tmp, destination);
+      await rm(copy.tmp, { force: true });
     }
-    await link(tmp, destination);
   } catch (error) {
-    await rm(tmp, { force: true });
+    await rm(copy.tmp, { force: true });
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw ToolError.conflict(`Destination ${userDestination} already exists.`);
     throw error;
+  } finally {
+    copy.untrack();
   }
-  await rm(tmp, { force: true });
 }
 
 interface CopyTally {
@@ -335,7 +360,7 @@ async function copyDirectory(
   ctx: RequestContext,
   options: { keepAllSymlinks?: boolean } = {},
 ): Promise<CopyTally> {
-  const staging = tempName(to.parent);
+  const staging = tempPath(to.parent);
   await mkdir(staging);
   const tally: CopyTally = { files: 0, directories: 1, bytes: 0, skipped: [] };
   try {
@@ -347,6 +372,8 @@ async function copyDirectory(
       const { from, into, relative } = pending.pop()!;
       for (const dirent of await readdir(from, { withFileTypes: true })) {
         throwIfCancelled(ctx.signal);
+        // A write in progress in the source (or a crash's leftover) is not part of what is copied.
+        if (isSuiteTempName(dirent.name)) continue;
         if (++entries > MAX_COPY_ENTRIES) {
           throw ToolError.invalidArgument(`Cannot copy ${source}: it has more than ${MAX_COPY_ENTRIES} entries. Copy its subdirectories separately.`);
         }
@@ -360,8 +387,8 @@ async function copyDirectory(
           tally.directories++;
           pending.push({ from: child, into: target, relative: childRelative });
         } else if (dirent.isFile()) {
-          const { tmp, bytes } = await copyToTemp(guard, child, into, `${source}/${childRelative}`, destination, ctx, false);
-          await rename(tmp, target);
+          const { tmp, bytes, untrack } = await copyToTemp(guard, child, into, `${source}/${childRelative}`, destination, ctx, false);
+          await rename(tmp, target).finally(untrack);
           tally.files++;
           tally.bytes += bytes;
         } else if (dirent.isSymbolicLink()) {

@@ -1,10 +1,10 @@
 import { readSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ToolError, type ContentBlock, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import { CancelledError, TimeBudget, ToolError, type ContentBlock, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { withPathErrors } from '../fs-errors.js';
-import { readLastLines, readLinesForward, type LineSlice } from '../lines.js';
+import { BinaryContentError, readLastLines, readLinesForward, type LineSlice } from '../lines.js';
 import { mimeTypeFor } from '../mime.js';
 import { formatSize } from '../sizes.js';
 import { ChunkReader, openVerifiedSync, type VerifiedFile } from '../verified-open.js';
@@ -127,10 +127,16 @@ function validateReadRequest(args: TextReadRequest): void {
   if (head !== undefined && args.limit !== undefined) throw ToolError.invalidArgument('head and limit mean the same thing; give only one.');
 }
 
-async function readText(reader: ChunkReader, size: number, args: TextReadRequest, maxBytes: number, signal: AbortSignal): Promise<TextRead> {
+async function readText(reader: ChunkReader, size: number, args: TextReadRequest, maxBytes: number, budget: TimeBudget): Promise<TextRead> {
   const tail = args.tail || undefined;
   const head = args.head || undefined;
-  if (tail !== undefined) return { slice: await readLastLines(reader, { lines: tail, maxBytes, size, signal }), size };
+  if (tail !== undefined) {
+    // A tail reads the end only; one small read of the start makes "binary" a property of the file, not of the part read.
+    const start = Buffer.allocUnsafe(Math.min(BINARY_SNIFF_BYTES, size));
+    const sniffed = start.length > 0 ? await reader.read(start, 0, start.length, 0) : 0;
+    if (start.subarray(0, sniffed).includes(0)) throw new BinaryContentError();
+    return { slice: await readLastLines(reader, { lines: tail, maxBytes, size, budget }), size };
+  }
   const ranged = head !== undefined || args.offset !== undefined || args.limit !== undefined;
   const slice = await readLinesForward(reader, {
     startLine: args.offset ?? 1,
@@ -138,7 +144,7 @@ async function readText(reader: ChunkReader, size: number, args: TextReadRequest
     maxBytes,
     size,
     exact: !ranged,
-    signal,
+    budget,
   });
   return { slice, size };
 }
@@ -178,14 +184,19 @@ function binaryFile(userPath: string): ToolError {
   return ToolError.invalidArgument(`${userPath} looks like a binary file (it contains NUL bytes). Use read_media_file to get it as base64.`);
 }
 
-async function readTextFile(guard: PathGuard, userPath: string, args: TextReadRequest, maxBytes: number, signal: AbortSignal): Promise<{ text: string; output: ReadTextOutput }> {
+/** The budget of one read call: past it, the read stops with a timeout saying what was stopped and what to do instead. */
+function readBudget(ctx: RequestContext, ms: number, message: (limit: string) => string): TimeBudget {
+  return new TimeBudget(ctx.signal, ms, (budget) => ToolError.timeout(message(`${budget.describe()} (the time limit of one call, --read-timeout)`)));
+}
+
+async function readTextFile(guard: PathGuard, userPath: string, args: TextReadRequest, maxBytes: number, budget: TimeBudget): Promise<{ text: string; output: ReadTextOutput }> {
   validateReadRequest(args);
   const whole = !args.head && !args.tail && args.offset === undefined && args.limit === undefined;
   if (whole) {
     const { real } = await guard.resolve(userPath, { mustExist: true });
     const bytes = await withPathErrors(userPath, async () => readSmallWholeFile(guard, real, userPath, maxBytes));
     if (bytes) {
-      if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) throw binaryFile(userPath);
+      if (bytes.includes(0)) throw binaryFile(userPath);
       const text = bytes.toString('utf8');
       const lines = countLines(text);
       const output: ReadTextOutput = { content: text, path: userPath, size: bytes.length, lineCount: lines, totalLines: lines, truncated: false };
@@ -196,9 +207,14 @@ async function readTextFile(guard: PathGuard, userPath: string, args: TextReadRe
   const { file, reader, size } = await openRegularFile(guard, userPath);
   try {
     return await withPathErrors(userPath, async () => {
-      const read = await readText(reader, size, args, maxBytes, signal);
-      // Judged on what was read, not on an extra read of the file's start: a tail of a huge log costs one read.
-      if (read.slice.text.includes('\u0000')) throw binaryFile(userPath);
+      let read: TextRead;
+      try {
+        read = await readText(reader, size, args, maxBytes, budget);
+      } catch (error) {
+        // Every chunk read is checked (skipped lines too), so a huge sparse file is refused at its first chunk.
+        if (error instanceof BinaryContentError) throw binaryFile(userPath);
+        throw error;
+      }
       const marker = truncationMarker(read, args, maxBytes);
       const text = marker ? `${read.slice.text}\n${marker}` : read.slice.text;
       return { text, output: toOutput(userPath, read) };
@@ -259,7 +275,12 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
 
   const readHandler = async (args: z.output<typeof readTextInput>, ctx: RequestContext) => {
     const guard = await ctx.paths();
-    const { text, output } = await readTextFile(guard, args.path, args, maxBytes, ctx.signal);
+    const budget = readBudget(ctx, config.limits.readTimeoutMs, (limit) =>
+      args.offset !== undefined
+        ? `Reading ${args.path} up to line ${args.offset} was stopped after ${limit}: reaching a line means reading the file from its start. For the end of a huge file use tail; to find a line use search_content.`
+        : `Reading ${args.path} was stopped after ${limit}.`,
+    );
+    const { text, output } = await readTextFile(guard, args.path, args, maxBytes, budget);
     return { text, structured: output };
   };
 
@@ -298,6 +319,7 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
     annotations: { title: 'Read Media File', ...READ_ONLY },
     handler: async (args, ctx) => {
       const guard = await ctx.paths();
+      const budget = readBudget(ctx, config.limits.readTimeoutMs, (limit) => `Reading ${args.path} was stopped after ${limit}.`);
       const { file, reader, size, real } = await openRegularFile(guard, args.path);
       try {
         if (size > config.limits.maxMediaBytes) {
@@ -309,6 +331,7 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
           const buffer = Buffer.allocUnsafe(size);
           let filled = 0;
           while (filled < size) {
+            budget.check();
             const bytesRead = await reader.read(buffer, filled, Math.min(MEDIA_CHUNK_BYTES, size - filled), filled);
             if (bytesRead === 0) break;
             filled += bytesRead;
@@ -341,19 +364,23 @@ export function registerReadTools(server: SuiteServer, config: FilesystemConfig)
     annotations: { title: 'Read Multiple Files', ...READ_ONLY },
     handler: async (args, ctx) => {
       const guard = await ctx.paths();
-      let budget = maxBytes * MULTI_READ_BUDGET_FACTOR;
+      // One time budget for the whole call: files left when it runs out report the timeout as their error.
+      const budget = readBudget(ctx, config.limits.readTimeoutMs, (limit) => `Not read: read_multiple_files was stopped after ${limit}. Read fewer files per call.`);
+      let bytesLeft = maxBytes * MULTI_READ_BUDGET_FACTOR;
       const files = await mapWithConcurrency(args.paths, MULTI_READ_CONCURRENCY, async (userPath): Promise<MultiFile & { text: string }> => {
         // Each file reserves its cap from the shared budget before reading and gives back what it did not use,
         // so files read in parallel cannot together overshoot the budget.
-        const cap = Math.min(maxBytes, budget);
-        budget -= cap;
+        const cap = Math.min(maxBytes, bytesLeft);
+        bytesLeft -= cap;
         try {
+          budget.check();
           if (cap <= 0) throw ToolError.unavailable('skipped: the combined size limit for one call was reached; read it separately.');
-          const { text, output } = await readTextFile(guard, userPath, {}, cap, ctx.signal);
-          budget += cap - Buffer.byteLength(output.content);
+          const { text, output } = await readTextFile(guard, userPath, {}, cap, budget);
+          bytesLeft += cap - Buffer.byteLength(output.content);
           return { path: userPath, ok: true, content: output.content, size: output.size, truncated: output.truncated, text };
         } catch (error) {
-          budget += cap;
+          bytesLeft += cap;
+          if (error instanceof CancelledError) throw error;
           const message = error instanceof ToolError ? error.message : 'the file could not be read.';
           return { path: userPath, ok: false, error: message, text: '' };
         }

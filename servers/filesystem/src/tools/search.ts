@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { ToolError, nestedQuantifier, throwIfCancelled, type PathGuard, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import { TimeBudget, ToolError, nestedQuantifier, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
 import type { FilesystemConfig } from '../config.js';
 import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
 import { globMatcher, includeExcludeMatcher, searchExcludeMatcher, type PathMatcher } from '../globs.js';
@@ -78,6 +78,11 @@ function compileQuery(pattern: string, literal: boolean, caseSensitive: boolean)
   };
 }
 
+/** The time budget of one search call; `message` says what was stopped, given the limit in words. */
+function searchBudget(ctx: RequestContext, ms: number, message: (limit: string) => string): TimeBudget {
+  return new TimeBudget(ctx.signal, ms, (budget) => ToolError.timeout(message(`${budget.describe()} (the time limit of one call, --read-timeout)`)));
+}
+
 export function registerSearchTools(server: SuiteServer, config: FilesystemConfig): void {
   const defaultMax = config.limits.maxResults;
 
@@ -114,6 +119,9 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
       const matches: { path: string; type: z.output<typeof entryType> }[] = [];
       let scanned = 0;
       let truncated = false;
+      const budget = searchBudget(ctx, config.limits.readTimeoutMs, (limit) =>
+        `search_files was stopped after ${limit}, having looked at ${scanned} entries (${matches.length} matches so far). Search a smaller directory, or leave parts out with excludePatterns.`,
+      );
       const gitignoreRoot = rootContaining(guard, real);
       walk: for await (const batch of walkBatches(real, {
         exclude: (relative, _isDir, name) => excluded(relative, name),
@@ -121,6 +129,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
         ...(gitignoreRoot ? { gitignoreRoot } : {}),
         signal: ctx.signal,
       })) {
+        budget.check();
         for (const entry of batch.entries) {
           scanned++;
           if (!matchesPattern(entry.relative)) continue;
@@ -190,6 +199,14 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
       const counts = { filesSearched: 0, filesMatched: 0, skippedBinary: 0, skippedTooLarge: 0, skippedUnreadable: 0 };
       // A file had more matches than fitted, or the search stopped with files left: there may be more.
       let truncated = false;
+      // Out of time, the answer still carries what was found, after saying that it is incomplete.
+      const budget = searchBudget(ctx, config.limits.readTimeoutMs, (limit) =>
+        [
+          `search_content was stopped after ${limit}, having searched ${counts.filesSearched} files; the ${found.length} matches found so far follow. ` +
+            'Narrow the search with path, include or exclude.',
+          ...(found.length > 0 ? ['', formatMatches(args.path, found, counts, false, args.maxResults, args.contextLines > 0)] : []),
+        ].join('\n'),
+      );
       const searchOptions = () => ({
         lineTest: query.lineTest,
         chunkTest: query.chunkTest,
@@ -197,7 +214,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
         maxFileBytes: args.maxFileBytes,
         // One more than can be shown, to know whether a cut hid anything.
         maxMatches: args.maxResults - found.length + 1,
-        signal: ctx.signal,
+        budget,
       });
 
       const record = (relative: string, outcome: FileSearchOutcome): void => {
@@ -240,7 +257,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
             record(entry.relative, await searchFile(guard, entry.path, searchOptions()));
             if (performance.now() - lastYield > YIELD_EVERY_MS) {
               await new Promise((resolve) => setImmediate(resolve));
-              throwIfCancelled(ctx.signal);
+              budget.check();
               ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
               lastYield = performance.now();
             }
@@ -248,7 +265,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
           // Throttled by the reporter, so once per directory costs nothing when it is not sent.
           ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
         }
-        throwIfCancelled(ctx.signal);
+        budget.check();
       } else {
         throw ToolError.invalidArgument(`${args.path} is neither a file nor a directory.`);
       }

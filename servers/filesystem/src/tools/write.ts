@@ -40,7 +40,8 @@ export function registerWriteTools(server: SuiteServer, _config: FilesystemConfi
       const parent = await stat(path.dirname(real)).catch(() => undefined);
       if (!parent) throw ToolError.notFound(`The parent directory of ${userPath} does not exist. Create it first with create_directory.`);
       if (!parent.isDirectory()) throw ToolError.conflict(`Cannot write ${userPath}: its parent is not a directory.`);
-      await withFsErrors(userPath, 'write', () => guard.writeFileAtomic(real, content, { userPath }));
+      // Serialised with every other writer of the file (an edit in flight finishes first, then this replaces its result).
+      await withFsErrors(userPath, 'write', () => guard.withWriteLock(real, () => guard.writeFileAtomic(real, content, { userPath }), { signal: ctx.signal, userPath }));
       const bytes = Buffer.byteLength(content, 'utf8');
       const text = `Successfully wrote to ${userPath} (${bytes} bytes, ${exists ? 'replaced' : 'created'}).`;
       return { text, structured: { path: userPath, bytes, created: !exists } };

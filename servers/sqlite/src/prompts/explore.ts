@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { SuiteServer } from '@suite/shared';
-import { completeTableName, describeTable, schemaSql } from '../catalog.js';
+import type { PromptMessage, SuiteServer } from '@suite/shared';
+import { completeTableName, describeTable } from '../catalog.js';
 import type { SqliteConfig } from '../config.js';
 import { describeText } from '../tools/schema.js';
 
@@ -15,7 +15,7 @@ export function registerExplorePrompt(server: SuiteServer, config: SqliteConfig)
       goal: z.string().max(2000).optional().describe('What you want to find out'),
     }),
     complete: { table: (value) => completeTableName(db, value) },
-    get: async ({ table, goal }) => {
+    get: async ({ table, goal }, ctx) => {
       const focus = table ? describeTable(db, table) : undefined;
       const intro = [
         'Here is the schema of a SQLite database (attached). Explore it with the read_query, describe_table and explain_query tools.',
@@ -23,9 +23,8 @@ export function registerExplorePrompt(server: SuiteServer, config: SqliteConfig)
         goal ? `The goal: ${goal}` : 'Then suggest a few useful questions and answer them with queries (show the SQL).',
         'Keep queries bounded (LIMIT, aggregates) and use parameters for values.',
       ].join('\n');
-      const messages: { role: 'user'; content: { type: 'text'; text: string } | { type: 'resource'; resource: { uri: string; mimeType: string; text: string } } }[] = [
-        { role: 'user', content: { type: 'resource', resource: { uri: db.schemaUri, mimeType: 'application/sql', text: schemaSql(db) } } },
-      ];
+      // The schema resource itself, embedded by URI: the client can show it and fetch it again.
+      const messages: PromptMessage[] = (await ctx.embedResource(db.schemaUri)).map((content) => ({ role: 'user', content }));
       if (focus) messages.push({ role: 'user', content: { type: 'text', text: describeText(focus) } });
       messages.push({ role: 'user', content: { type: 'text', text: intro } });
       return { description: focus ? `Explore ${focus.name}` : 'Explore the database', messages };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SuiteServer } from '@suite/shared';
+import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 
 export const INSIGHTS_URI = 'memo://insights';
@@ -10,9 +10,10 @@ export function insightsMemo(insights: readonly string[]): string {
   return ['📊 Business Intelligence Memo 📊', '', 'Key insights discovered:', '', ...insights.map((i) => `- ${i}`), ''].join('\n');
 }
 
-export function registerInsightTool(server: SuiteServer, config: SqliteConfig): void {
+export function insightTools(config: SqliteConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const insights = config.database.insights;
-  server.tool({
+  tools.push(defineTool({
     name: 'append_insight',
     description: `Adds a business insight discovered from the data to the ${INSIGHTS_URI} memo resource.`,
     input: z.object({ insight: z.string().trim().min(1).max(10_000).describe('The insight, in a sentence or two') }),
@@ -27,5 +28,6 @@ export function registerInsightTool(server: SuiteServer, config: SqliteConfig): 
       config.changes?.publish(INSIGHTS_URI);
       return { text: `Insight added to ${INSIGHTS_URI} (${insights.length} in the memo).`, structured: { count: insights.length } };
     },
-  });
+  }));
+  return tools;
 }

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { ToolError, type SuiteServer } from '@suite/shared';
+import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 import type { RowsResult } from '../executor.js';
 import { renderTable } from '../result-table.js';
 import { hasPragmaWithArguments } from '../sql-keywords.js';
-import { PARAMS, ROWS_OUTPUT, SQL, callTimeoutMs, maxRowsArg, timeoutArg } from '../tool-schemas.js';
+import { PARAMS, ROWS_OUTPUT, callTimeoutMs, maxRowsArg, requireStatement, statementArguments, statementOf, timeoutArg } from '../tool-schemas.js';
 
 /** The text answer: the table, then one line saying how complete it is. */
 export function rowsText(result: RowsResult, maxRows: number, hardMaxRows: number): string {
@@ -18,20 +18,23 @@ export function rowsText(result: RowsResult, maxRows: number, hardMaxRows: numbe
   return parts.join('\n');
 }
 
-export function registerQueryTools(server: SuiteServer, config: SqliteConfig): void {
+export function queryTools(config: SqliteConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const db = config.database;
   const limits = db.limits;
 
-  server.tool({
+  tools.push(defineTool({
     name: 'read_query',
     description:
       'Runs one read-only SQL statement (SELECT, WITH … SELECT, VALUES, or a read-only PRAGMA) and returns the rows as a table ' +
       `plus structured {columns, rows, rowCount, truncated}. At most ${limits.defaultMaxRows} rows by default (maxRows up to ${limits.hardMaxRows}). ` +
       'Use ? or :name placeholders with params instead of pasting values into the SQL. Integers beyond 2^53 come back as strings, BLOBs as {"$blob": base64}.',
-    input: z.object({ sql: SQL.describe('One SELECT statement'), params: PARAMS, maxRows: maxRowsArg(limits), timeoutSeconds: timeoutArg(limits) }),
+    input: requireStatement(z.object({ ...statementArguments('One SELECT statement'), params: PARAMS, maxRows: maxRowsArg(limits), timeoutSeconds: timeoutArg(limits) })),
     output: ROWS_OUTPUT,
     annotations: { title: 'Run a read-only query', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    handler: async ({ sql, params, maxRows, timeoutSeconds }, ctx) => {
+    handler: async (args, ctx) => {
+      const { params, maxRows, timeoutSeconds } = args;
+      const sql = statementOf(args);
       refusePragmaArguments(sql);
       const rowCap = maxRows ?? limits.defaultMaxRows;
       const result = await db.reader.query(
@@ -43,21 +46,23 @@ export function registerQueryTools(server: SuiteServer, config: SqliteConfig): v
         structured: { columns: result.columns, rows: result.rows, rowCount: result.rowCount, truncated: result.truncated },
       };
     },
-  });
+  }));
 
-  server.tool({
+  tools.push(defineTool({
     name: 'explain_query',
     description: 'Shows how SQLite would run a statement (EXPLAIN QUERY PLAN) as an indented tree, without running it: which indexes it uses and where it scans.',
-    input: z.object({ sql: SQL.describe('The statement to explain') }),
+    input: requireStatement(z.object(statementArguments('The statement to explain'))),
     output: z.object({ plan: z.array(z.object({ id: z.number().int(), parent: z.number().int(), detail: z.string() })) }),
     annotations: { title: 'Explain a query plan', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    handler: async ({ sql }, ctx) => {
+    handler: async (args, ctx) => {
+      const sql = statementOf(args);
       refusePragmaArguments(sql);
       if (/^\s*explain\b/i.test(sql)) throw ToolError.invalidArgument('Give the statement without EXPLAIN; explain_query adds EXPLAIN QUERY PLAN itself.');
       const { plan } = await db.reader.explain(sql, { timeoutMs: limits.timeoutMs, signal: ctx.signal, label: 'explain_query' });
       return { text: planTree(plan), structured: { plan } };
     },
-  });
+  }));
+  return tools;
 }
 
 function refusePragmaArguments(sql: string): void {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SuiteServer } from '@suite/shared';
+import { defineTool, type AnyToolDefinition } from '@suite/shared';
 import { describeTable, listTables, type TableDescription } from '../catalog.js';
 import type { SqliteConfig } from '../config.js';
 
@@ -43,10 +43,11 @@ export function describeText(t: TableDescription): string {
   return lines.join('\n');
 }
 
-export function registerSchemaTools(server: SuiteServer, config: SqliteConfig): void {
+export function schemaTools(config: SqliteConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const db = config.database;
 
-  server.tool({
+  tools.push(defineTool({
     name: 'list_tables',
     description: "Lists the database's tables and views (SQLite's internal sqlite_* tables are left out).",
     input: z.object({}),
@@ -57,9 +58,9 @@ export function registerSchemaTools(server: SuiteServer, config: SqliteConfig): 
       const text = tables.length === 0 ? 'The database has no tables or views.' : tables.map((t) => (t.type === 'view' ? `${t.name} (view)` : t.name)).join('\n');
       return { text, structured: { tables } };
     },
-  });
+  }));
 
-  server.tool({
+  tools.push(defineTool({
     name: 'describe_table',
     description: 'Describes one table or view: columns with types, NOT NULL, defaults and primary key; indexes; foreign keys; and its CREATE statement.',
     input: z.object({ table_name: z.string().min(1).max(1024).describe('Table or view name, as list_tables shows it') }),
@@ -69,5 +70,6 @@ export function registerSchemaTools(server: SuiteServer, config: SqliteConfig): 
       const description = describeTable(db, table_name);
       return { text: describeText(description), structured: description };
     },
-  });
+  }));
+  return tools;
 }

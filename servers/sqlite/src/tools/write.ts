@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { ToolError, type SuiteServer } from '@suite/shared';
+import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 import type { SqliteDatabase } from '../database.js';
 import type { ChangeResult, Params, RowsResult } from '../executor.js';
 import { isCreateTable, statementKind } from '../sql-keywords.js';
 import { rowsText } from './query.js';
-import { CELL, PARAMS, SQL, callTimeoutMs, timeoutArg } from '../tool-schemas.js';
+import { CELL, PARAMS, callTimeoutMs, requireStatement, statementArguments, statementOf, timeoutArg } from '../tool-schemas.js';
 
 const WRITE_OUTPUT = z.object({
   changes: z.number().int(),
@@ -57,19 +57,20 @@ function isRows(result: RowsResult | ChangeResult): result is RowsResult {
   return 'rows' in result;
 }
 
-export function registerWriteTools(server: SuiteServer, config: SqliteConfig): void {
+export function writeTools(config: SqliteConfig): AnyToolDefinition[] {
+  const tools: AnyToolDefinition[] = [];
   const limits = config.database.limits;
 
-  server.tool({
+  tools.push(defineTool({
     name: 'write_query',
     description:
       'Runs one statement that changes the database: INSERT, UPDATE, DELETE (with optional RETURNING), or DDL such as ALTER/DROP/CREATE INDEX. ' +
       'Use placeholders with params for values. SELECT belongs in read_query.',
-    input: z.object({ sql: SQL.describe('One INSERT/UPDATE/DELETE or DDL statement'), params: PARAMS, timeoutSeconds: timeoutArg(limits) }),
+    input: requireStatement(z.object({ ...statementArguments('One INSERT/UPDATE/DELETE or DDL statement'), params: PARAMS, timeoutSeconds: timeoutArg(limits) })),
     output: WRITE_OUTPUT,
     annotations: { title: 'Change the database', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    handler: async ({ sql, params, timeoutSeconds }, ctx) => {
-      const result = await runWrite(config, sql, params, timeoutSeconds, ctx.signal, 'write_query');
+    handler: async (args, ctx) => {
+      const result = await runWrite(config, statementOf(args), args.params, args.timeoutSeconds, ctx.signal, 'write_query');
       if (isRows(result)) {
         const changes = result.changes ?? result.rowCount;
         return {
@@ -82,18 +83,20 @@ export function registerWriteTools(server: SuiteServer, config: SqliteConfig): v
         structured: { changes: result.changes, lastInsertRowid: result.lastInsertRowid },
       };
     },
-  });
+  }));
 
-  server.tool({
+  tools.push(defineTool({
     name: 'create_table',
     description: 'Creates a table from a CREATE TABLE statement (nothing else is accepted).',
-    input: z.object({ query: SQL.describe('A CREATE TABLE statement') }),
+    input: requireStatement(z.object(statementArguments('A CREATE TABLE statement'))),
     output: z.object({ created: z.boolean() }),
     annotations: { title: 'Create a table', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    handler: async ({ query }, ctx) => {
+    handler: async (args, ctx) => {
+      const query = statementOf(args);
       if (!isCreateTable(query)) throw ToolError.invalidArgument('create_table accepts only a CREATE TABLE statement; use write_query for other changes.');
       await runWrite(config, query, undefined, undefined, ctx.signal, 'create_table');
       return { text: 'Table created.', structured: { created: true } };
     },
-  });
+  }));
+  return tools;
 }

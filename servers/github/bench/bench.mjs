@@ -1,0 +1,93 @@
+// pnpm bench github: what the tool definitions cost the model's context (tools/list in bytes) for our
+// default toolsets, our dynamic mode and the archived @modelcontextprotocol/server-github, in one run;
+// and what a tool call costs on top of the same request made with bare Octokit, against the fake
+// GitHub of the tests (a real HTTP server on 127.0.0.1). Every time is a median.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Octokit } from '@octokit/rest';
+import { connectStdio, median, printTable } from '../../../scripts/bench-kit.mjs';
+import { loadFakeGithub } from './load-fake.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const OURS = path.resolve(here, '..', 'dist', 'index.js');
+const ARCHIVED = path.join(path.dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-github/package.json')), 'dist', 'index.js');
+const CALLS = process.argv.includes('--quick') ? 100 : 500;
+const WARMUP = 50;
+
+const log = (message) => process.stderr.write(`${message}\n`);
+
+async function toolsListBytes(label, script, args, env) {
+  const server = await connectStdio(process.execPath, [script, ...args], { env });
+  try {
+    const result = await server.client.listTools();
+    const bytes = Buffer.byteLength(JSON.stringify(result));
+    log(`${label}: ${result.tools.length} tools, ${bytes} bytes`);
+    return { tools: result.tools.length, bytes, perTool: Math.round(bytes / result.tools.length) };
+  } finally {
+    await server.close();
+  }
+}
+
+/** Median and p90 of `count` sequential calls, after a warm-up. */
+async function time(fn, count) {
+  for (let i = 0; i < WARMUP; i++) await fn();
+  const samples = [];
+  for (let i = 0; i < count; i++) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { median: median(samples), p90: samples[Math.floor(samples.length * 0.9)] };
+}
+
+const { startFakeGithub, seed, TOKENS } = await loadFakeGithub();
+const fake = await startFakeGithub();
+seed(fake);
+const env = { GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: TOKENS.alice, GITHUB_TOKEN: '' };
+
+try {
+  const ours = await toolsListBytes('ours (default toolsets)', OURS, [], env);
+  const all = await toolsListBytes('ours (all toolsets)', OURS, ['--toolsets', 'all'], env);
+  const dynamic = await toolsListBytes('ours (--dynamic-toolsets)', OURS, ['--dynamic-toolsets'], env);
+  // The archived server reads its token at start-up and calls nothing until a tool runs.
+  const archived = await toolsListBytes('archived @modelcontextprotocol/server-github', ARCHIVED, [], { GITHUB_PERSONAL_ACCESS_TOKEN: 'unused-token' });
+
+  console.log('\n### tools/list: what the tool definitions cost the context\n');
+  console.log('| server | tools | bytes | bytes per tool |');
+  console.log('|---|---|---|---|');
+  console.log(`| @suite/server-github, default toolsets | ${ours.tools} | ${ours.bytes} | ${ours.perTool} |`);
+  console.log(`| @suite/server-github, --dynamic-toolsets (at start) | ${dynamic.tools} | ${dynamic.bytes} | ${dynamic.perTool} |`);
+  console.log(`| @suite/server-github, --toolsets all | ${all.tools} | ${all.bytes} | ${all.perTool} |`);
+  console.log(`| archived @modelcontextprotocol/server-github 2025.4.8 | ${archived.tools} | ${archived.bytes} | ${archived.perTool} |`);
+  const targets = [
+    [`more tools than the archived server (${archived.tools})`, ours.tools > archived.tools],
+    ['at most 450 bytes per tool', ours.perTool <= 450],
+    ['dynamic mode under 2 KB (2048 bytes)', dynamic.bytes < 2048],
+  ];
+  for (const [what, met] of targets) console.log(`- ${met ? 'met' : 'MISSED'}: ${what}`);
+
+  // The same request both ways: GET /repos/acme/widgets/issues/2, authenticated, JSON parsed.
+  const args = { owner: 'acme', repo: 'widgets', issue_number: 2 };
+  const server = await connectStdio(process.execPath, [OURS], { env });
+  const bare = new Octokit({ auth: TOKENS.alice, baseUrl: fake.apiUrl });
+  try {
+    const check = await server.client.callTool({ name: 'get_issue', arguments: args });
+    if (check.isError) throw new Error(`get_issue failed: ${JSON.stringify(check.content)}`);
+    log(`timing ${CALLS} calls each way...`);
+    const viaOctokit = await time(() => bare.rest.issues.get(args), CALLS);
+    const viaServer = await time(() => server.client.callTool({ name: 'get_issue', arguments: args }), CALLS);
+    const overhead = viaServer.median - viaOctokit.median;
+    printTable('a tool call against the fake GitHub (get_issue) next to bare Octokit (issues.get)', ['MCP tool call over stdio', 'bare Octokit'], [
+      { name: 'median', ours: viaServer.median, theirs: viaOctokit.median, unit: 'ms', note: '' },
+      { name: 'p90', ours: viaServer.p90, theirs: viaOctokit.p90, unit: 'ms', note: '' },
+    ]);
+    console.log(`\noverhead of the MCP server over bare Octokit, median: ${overhead.toFixed(2)} ms (target: under 2 ms) - ${overhead < 2 ? 'met' : 'MISSED'}`);
+  } finally {
+    await server.close();
+  }
+} finally {
+  await fake.close();
+}

@@ -1,0 +1,102 @@
+import type { ToolsetInfo } from '@suite/shared';
+
+/**
+ * What every session of this server shares, parsed from the command line and the environment in
+ * index.ts. A leaf module: it imports nothing of this package, so every other module can use it.
+ */
+
+export const TOOLSET_NAMES = ['context', 'repos', 'issues', 'pull_requests', 'users', 'actions', 'notifications'] as const;
+export type ToolsetName = (typeof TOOLSET_NAMES)[number];
+
+/** The server's toolsets: users pick them with --toolsets; the first five are on without it. */
+export const TOOLSETS: readonly (ToolsetInfo & { name: ToolsetName })[] = [
+  { name: 'context', description: 'The authenticated user (who the token acts as).', default: true },
+  { name: 'repos', description: 'Repositories: files, branches, tags, commits, releases, code search; create, fork, push.', default: true },
+  { name: 'issues', description: 'Issues, their comments and labels; issue search.', default: true },
+  { name: 'pull_requests', description: 'Pull requests: details, files, diffs, reviews, status checks; create, review, merge.', default: true },
+  { name: 'users', description: 'Search GitHub users.', default: true },
+  { name: 'actions', description: 'GitHub Actions: workflow runs and the tail of their job logs.' },
+  { name: 'notifications', description: 'Your notifications (read-only).' },
+];
+
+/** One entry of --repos: `owner/repo`, or `owner/*` for every repository of an owner. Lower-cased. */
+export interface RepoPattern {
+  owner: string;
+  /** '*' for any repository of the owner. */
+  repo: string;
+}
+
+/** Caps that keep an answer within what a model should read in one go. */
+export interface GithubLimits {
+  /** Files up to this size come back as text; larger or binary files as a resource link (GitHub's own inline limit). */
+  maxFileBytes: number;
+  /** A resource read (repo://...) fetches at most this much. */
+  maxResourceBytes: number;
+  /** Characters of one user-authored text (an issue body, a comment) before it is cut with a marker. */
+  maxTextChars: number;
+  /** Characters of a whole tool answer before it is cut with a marker. */
+  maxOutputChars: number;
+  /** Characters of a diff (commit or pull request) before it is cut with a marker. */
+  maxDiffChars: number;
+  /** Default and largest number of log lines get_workflow_run_logs returns per job. */
+  logTailLines: number;
+  maxLogTailLines: number;
+}
+
+export const DEFAULT_LIMITS: GithubLimits = {
+  maxFileBytes: 1024 * 1024,
+  maxResourceBytes: 10 * 1024 * 1024,
+  maxTextChars: 20_000,
+  maxOutputChars: 100_000,
+  maxDiffChars: 200_000,
+  logTailLines: 200,
+  maxLogTailLines: 2000,
+};
+
+/**
+ * How the Octokit throttling and retry plugins behave. The spacings are GitHub's guidance for
+ * avoiding secondary rate limits; tests shrink them.
+ */
+export interface ThrottleSettings {
+  /** Minimum time between two writes (POST, PATCH, PUT, DELETE) of one token. */
+  writeSpacingMs: number;
+  /** Minimum time between two searches of one token. */
+  searchSpacingMs: number;
+  /** Minimum time between two writes that notify people (issues, comments, pull requests). */
+  notificationSpacingMs: number;
+  /** A rate-limited request is retried once when the limit resets within this many seconds; otherwise the call says when to retry. */
+  maxRateLimitWaitSeconds: number;
+  /** Retries of a 5xx answer or a dropped connection, with quadratic back-off from retryBaseMs. */
+  retries: number;
+  retryBaseMs: number;
+  /** The whole tool call (every request and retry it makes) must finish within this. */
+  requestTimeoutMs: number;
+}
+
+export const DEFAULT_THROTTLE: ThrottleSettings = {
+  writeSpacingMs: 1000,
+  searchSpacingMs: 2000,
+  notificationSpacingMs: 3000,
+  maxRateLimitWaitSeconds: 3,
+  retries: 2,
+  retryBaseMs: 1000,
+  requestTimeoutMs: 30_000,
+};
+
+export interface GithubConfig {
+  /** The REST API base URL without a trailing slash (https://api.github.com, https://HOST/api/v3, ...). */
+  apiUrl: string;
+  /** The operator's token (GITHUB_PERSONAL_ACCESS_TOKEN or GITHUB_TOKEN); registered as a process secret. */
+  token: string | undefined;
+  /** --repos: when set, every call outside these repositories is refused. */
+  repos: readonly RepoPattern[] | undefined;
+  /** --lockdown: on public repositories, only content from users with push access reaches the model. */
+  lockdown: boolean;
+  limits: GithubLimits;
+  throttle: ThrottleSettings;
+  /** Sent as User-Agent (GitHub requires one). */
+  userAgent: string;
+}
+
+/** Bots whose content lockdown mode passes: they act for people who configured them. */
+export const TRUSTED_BOTS: readonly string[] = ['github-actions[bot]', 'dependabot[bot]', 'copilot'];

@@ -1,0 +1,223 @@
+import { CancelledError, ToolError, UpstreamError } from '@suite/shared';
+import { sanitizeLine } from './sanitize.js';
+
+const SERVICE = 'GitHub';
+
+/** The part of Octokit's RequestError this module reads (duck-typed: the class is Octokit's internal). */
+export interface GithubHttpError {
+  name: string;
+  status: number;
+  message: string;
+  request: { method: string; url: string };
+  response?: { status: number; headers: Record<string, string | undefined>; data: unknown };
+  cause?: unknown;
+}
+
+export function isGithubHttpError(error: unknown): error is GithubHttpError {
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<GithubHttpError>).status === 'number' &&
+    typeof (error as Partial<GithubHttpError>).request === 'object' &&
+    (error as Partial<GithubHttpError>).request !== null
+  );
+}
+
+/** GitHub's status for a failed request, or undefined for anything that is not an HTTP answer. */
+export function httpStatus(error: unknown): number | undefined {
+  return isGithubHttpError(error) && error.response ? error.status : undefined;
+}
+
+/** What a failure is mapped with: the tool's permission, for the hint on a 403. */
+export interface FailureContext {
+  /** The fine-grained permission the call needs, e.g. "Issues: write". */
+  permission: string;
+  /** The REST API base path ("" for api.github.com, "/api/v3" for GitHub Enterprise Server). */
+  basePath: string;
+  /** Whether this session has any token. */
+  authenticated: boolean;
+  /** The call was cancelled by the client. */
+  cancelled: boolean;
+  /** The call ran out of its time budget (in ms), if it did. */
+  timedOutAfterMs: number | undefined;
+}
+
+/** `/repos/OWNER/REPO/rest` of a request URL, percent-decoded. */
+export function repoOfPath(pathname: string): { owner: string; repo: string; rest: string } | undefined {
+  const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(pathname);
+  if (!m) return undefined;
+  const decode = (s: string): string => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  };
+  return { owner: decode(m[1]!), repo: decode(m[2]!), rest: decode(m[3] ?? '') };
+}
+
+/** The request's path below the API base (`/repos/...`), or undefined when the URL is not GitHub's. */
+export function apiPath(url: string, basePath: string): string | undefined {
+  try {
+    const { pathname } = new URL(url);
+    if (basePath && !pathname.startsWith(`${basePath}/`)) return undefined;
+    return pathname.slice(basePath.length) || '/';
+  } catch {
+    return undefined;
+  }
+}
+
+/** The resource a path names, in words, for "not found" messages. */
+const RESOURCES: [RegExp, (m: RegExpExecArray) => string][] = [
+  [/^\/issues\/(\d+)\/comments$/, (m) => `issue #${m[1]}`],
+  [/^\/issues\/(\d+)(?:\/.*)?$/, (m) => `issue #${m[1]}`],
+  [/^\/pulls\/(\d+)(?:\/.*)?$/, (m) => `pull request #${m[1]}`],
+  [/^\/contents\/(.+)$/, (m) => `the path ${m[1]}`],
+  [/^\/contents\/?$/, () => 'the repository root'],
+  [/^\/git\/ref(?:s)?\/heads\/(.+)$/, (m) => `the branch ${m[1]}`],
+  [/^\/git\/ref(?:s)?\/tags\/(.+)$/, (m) => `the tag ${m[1]}`],
+  [/^\/branches\/(.+)$/, (m) => `the branch ${m[1]}`],
+  [/^\/commits\/([^/]+)(?:\/.*)?$/, (m) => `the commit or ref ${m[1]}`],
+  [/^\/git\/commits\/([^/]+)$/, (m) => `the commit ${m[1]}`],
+  [/^\/releases\/latest$/, () => 'a published release'],
+  [/^\/releases\/tags\/(.+)$/, (m) => `the release ${m[1]}`],
+  [/^\/actions\/runs\/(\d+)(?:\/.*)?$/, (m) => `workflow run ${m[1]}`],
+  [/^\/actions\/jobs\/(\d+)(?:\/.*)?$/, (m) => `job ${m[1]}`],
+  [/^\/actions\/workflows\/([^/]+)(?:\/.*)?$/, (m) => `the workflow ${m[1]}`],
+  [/^\/labels\/(.+)$/, (m) => `the label ${m[1]}`],
+];
+
+function describeNotFound(path: string | undefined): string {
+  const repo = path ? repoOfPath(path) : undefined;
+  if (!repo) {
+    const user = path ? /^\/(?:users|orgs)\/([^/]+)/.exec(path) : null;
+    if (user) return `The user or organization ${user[1]} was not found.`;
+    return 'GitHub answered 404 Not Found: it does not exist, or the token cannot see it.';
+  }
+  const name = `${repo.owner}/${repo.repo}`;
+  for (const [pattern, describe] of RESOURCES) {
+    const m = pattern.exec(repo.rest);
+    if (m) return `Not found: ${describe(m)} in ${name}. Either it does not exist, or ${name} itself does not exist or is private and the token has no access to it (GitHub answers 404 then). Check the names.`;
+  }
+  return `The repository ${name} was not found, or it is private and the token has no access to it (GitHub answers 404 then). Check the owner and repo names.`;
+}
+
+function bodyOf(error: GithubHttpError): { message?: string; errors?: unknown[] } {
+  const data = error.response?.data;
+  if (data && typeof data === 'object') return data as { message?: string; errors?: unknown[] };
+  return typeof data === 'string' && data.trim() ? { message: data } : {};
+}
+
+/** GitHub's `errors` array of a 422, as one readable line ("title: missing_field; ..."). */
+function validationDetails(errors: unknown[] | undefined): string {
+  if (!errors?.length) return '';
+  return errors
+    .slice(0, 10)
+    .map((e) => {
+      if (typeof e === 'string') return e;
+      if (!e || typeof e !== 'object') return String(e);
+      const { resource, field, code, message, value } = e as Record<string, unknown>;
+      if (typeof message === 'string' && message) return field ? `${String(field)}: ${message}` : message;
+      const where = [resource, field].filter((x) => typeof x === 'string' && x).join('.');
+      const what = code === 'missing_field' ? 'is required' : code === 'already_exists' ? 'already exists' : code === 'invalid' ? `is invalid${value !== undefined ? ` (${JSON.stringify(value)})` : ''}` : String(code ?? 'is invalid');
+      return `${where || 'request'} ${what}`;
+    })
+    .join('; ');
+}
+
+/** "issues=write,pull_requests=read" -> "Issues: write, Pull requests: read". */
+function formatPermissions(header: string): string {
+  return header
+    .split(/[,;]\s*/)
+    .filter(Boolean)
+    .map((p) => {
+      const [name = '', level = ''] = p.split('=');
+      const words = name.replace(/_/g, ' ');
+      return `${words.charAt(0).toUpperCase()}${words.slice(1)}${level ? `: ${level}` : ''}`;
+    })
+    .join(', ');
+}
+
+function rateLimitFailure(error: GithubHttpError): UpstreamError | undefined {
+  const headers = error.response?.headers ?? {};
+  const message = bodyOf(error).message ?? '';
+  const retryAfter = Number(headers['retry-after']);
+  if (/secondary rate limit|abuse/i.test(message) || (error.status === 429 && Number.isFinite(retryAfter))) {
+    return UpstreamError.rateLimited(SERVICE, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60, 'secondary rate limit: too many requests in a short time');
+  }
+  if (headers['x-ratelimit-remaining'] === '0') {
+    const reset = Number(headers['x-ratelimit-reset']);
+    const seconds = Number.isFinite(reset) && reset > 0 ? Math.max(1, reset - Math.floor(Date.now() / 1000)) : undefined;
+    const limit = headers['x-ratelimit-limit'];
+    const resource = headers['x-ratelimit-resource'];
+    const detail = `${limit ? `${limit} requests per hour` : 'the hourly limit'}${resource && resource !== 'core' ? ` for ${resource}` : ''} used up`;
+    return UpstreamError.rateLimited(SERVICE, seconds, detail);
+  }
+  if (error.status === 429) return UpstreamError.rateLimited(SERVICE, undefined);
+  return undefined;
+}
+
+function accessDenied(error: GithubHttpError, context: FailureContext, target: string | undefined): ToolError {
+  const headers = error.response?.headers ?? {};
+  const message = sanitizeLine(bodyOf(error).message ?? 'Forbidden').replace(/[.\s]+$/, '');
+  const accepted = headers['x-accepted-github-permissions'];
+  const acceptedScopes = headers['x-accepted-oauth-scopes'];
+  const grantedScopes = headers['x-oauth-scopes'];
+  let hint: string;
+  if (accepted) hint = `The token needs ${formatPermissions(accepted)} on ${target ?? 'the resource'}.`;
+  else if (acceptedScopes) hint = `The token needs the ${acceptedScopes} scope${grantedScopes !== undefined ? ` (it has: ${grantedScopes || 'none'})` : ''}.`;
+  else hint = `A fine-grained token needs "${context.permission}" on ${target ?? 'the repository'}; a classic token needs the repo scope.`;
+  return ToolError.accessDenied(`GitHub denied access${target ? ` to ${target}` : ''} (403: ${message}). ${hint}`);
+}
+
+/**
+ * Turns whatever a GitHub call threw into what the model should read: an UpstreamError when GitHub
+ * is busy, down or slow (with when to retry), a ToolError naming what to fix otherwise. Never a
+ * stack trace; tokens are redacted by the shared layer on the way out. Errors that are neither
+ * (a bug) are returned as they are, for the generic message with an error id.
+ */
+export function githubFailure(error: unknown, context: FailureContext): unknown {
+  if (error instanceof ToolError || error instanceof CancelledError) return error;
+  if (context.cancelled) return new CancelledError();
+  if (context.timedOutAfterMs !== undefined) return UpstreamError.timedOut(SERVICE, context.timedOutAfterMs);
+  if (!isGithubHttpError(error)) return error;
+  if (!error.response) {
+    const cause = error.cause instanceof Error ? ((error.cause as Error & { code?: string }).code ?? error.cause.name) : undefined;
+    return UpstreamError.unreachable(SERVICE, undefined, cause && /^[A-Z_]+$|Error$/.test(cause) ? cause : undefined);
+  }
+  const path = apiPath(error.request.url, context.basePath);
+  const repo = path ? repoOfPath(path) : undefined;
+  const target = repo ? `${repo.owner}/${repo.repo}` : undefined;
+  // GitHub's sentences end with a period or not; ours add their own punctuation.
+  const message = sanitizeLine(bodyOf(error).message ?? '').replace(/[.\s]+$/, '');
+  const status = error.status;
+  if (status === 403 || status === 429) {
+    const limited = rateLimitFailure(error);
+    if (limited) return limited;
+  }
+  switch (status) {
+    case 401:
+      return ToolError.accessDenied(
+        context.authenticated
+          ? `GitHub rejected the token (401 ${message || 'Bad credentials'}): it is wrong, expired or revoked. Set a valid GITHUB_PERSONAL_ACCESS_TOKEN (over HTTP: send a valid token as this session's bearer token).`
+          : 'GitHub requires authentication for this request (401). Set GITHUB_PERSONAL_ACCESS_TOKEN (over HTTP: send a token as the bearer token).',
+      );
+    case 403:
+      return accessDenied(error, context, target);
+    case 404:
+      return ToolError.notFound(describeNotFound(path));
+    case 410:
+      return ToolError.notFound(`GitHub answered 410 Gone${target ? ` for ${target}` : ''}: ${message || 'the resource is gone'} (for example, issues are disabled on the repository).`);
+    case 405:
+    case 409:
+      return ToolError.conflict(`GitHub refused: ${message || 'conflict'}${target ? ` (${target})` : ''}.`);
+    case 400:
+    case 422: {
+      const details = validationDetails(bodyOf(error).errors);
+      return ToolError.invalidArgument(`GitHub rejected the request as invalid: ${message || 'Validation Failed'}${details ? `: ${sanitizeLine(details).replace(/[.\s]+$/, '')}` : ''}.`);
+    }
+    case 451:
+      return ToolError.accessDenied(`GitHub blocks this content for legal reasons (451)${target ? ` (${target})` : ''}.`);
+  }
+  if (status >= 500) return UpstreamError.unreachable(SERVICE, status);
+  return new ToolError(`GitHub answered ${status}${message ? `: ${message}` : ''}.`);
+}

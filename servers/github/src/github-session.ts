@@ -1,0 +1,87 @@
+import { ToolError, type Logger, type RequestContext } from '@suite/shared';
+import type { GithubConfig } from './config.js';
+import { GithubClients, runWithSignal, type GithubApi } from './github-client.js';
+import { githubFailure } from './github-errors.js';
+import { Lockdown } from './lockdown.js';
+
+/** What a tool, resource or prompt handler gets for one call. */
+export interface GithubCall {
+  /** The session's Octokit for this request's token. */
+  api: GithubApi;
+  config: GithubConfig;
+  ctx: RequestContext;
+  /** The login the token acts as. */
+  viewerLogin(): Promise<string>;
+  /** The repository's real default branch (never assumed to be main). */
+  defaultBranch(owner: string, repo: string): Promise<string>;
+  /**
+   * With --lockdown, keeps the items whose authors may reach the model and counts the rest; without
+   * it, keeps everything.
+   */
+  trusted<T>(owner: string, repo: string, items: readonly T[], author: (item: T) => string | null | undefined): Promise<{ items: T[]; hidden: number }>;
+  /** With --lockdown, refuses content by an untrusted author; `what` names it ("issue #3"). */
+  requireTrusted(owner: string, repo: string, login: string | null | undefined, what: string): Promise<void>;
+}
+
+/**
+ * One session's access to GitHub: its Octokit instances (one per token, built on first use), its
+ * lockdown cache, and the one way every handler calls GitHub (`run`): with the request's token,
+ * the call's cancellation and time budget on every request, and failures mapped for the model.
+ */
+export class GithubSession {
+  readonly clients: GithubClients;
+  private readonly lockdown: Lockdown | undefined;
+  private readonly basePath: string;
+
+  constructor(
+    readonly config: GithubConfig,
+    log: Logger,
+  ) {
+    this.clients = new GithubClients(config, log.child('api'));
+    this.lockdown = config.lockdown ? new Lockdown(this.clients) : undefined;
+    this.basePath = new URL(config.apiUrl).pathname.replace(/\/+$/, '');
+  }
+
+  /**
+   * The token a request acts with: the session's bearer token over HTTP (shared checked it; the
+   * environment token only stands in when the operator allowed that), else the operator's token.
+   */
+  private tokenFor(ctx: RequestContext): string | undefined {
+    return ctx.auth?.token ?? this.config.token;
+  }
+
+  async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>): Promise<T> {
+    const token = this.tokenFor(ctx);
+    const api = this.clients.forToken(token);
+    const budgetMs = this.config.throttle.requestTimeoutMs;
+    const deadline = AbortSignal.timeout(budgetMs);
+    const signal = AbortSignal.any([ctx.signal, deadline]);
+    const lockdown = this.lockdown;
+    const call: GithubCall = {
+      api,
+      config: this.config,
+      ctx,
+      viewerLogin: () => this.clients.viewerLogin(api),
+      defaultBranch: async (owner, repo) => (await api.rest.repos.get({ owner, repo })).data.default_branch,
+      trusted: async (owner, repo, items, author) => (lockdown ? lockdown.filter(api, owner, repo, items, author) : { items: [...items], hidden: 0 }),
+      requireTrusted: async (owner, repo, login, what) => {
+        if (lockdown && !(await lockdown.trusts(api, owner, repo, login))) {
+          throw ToolError.accessDenied(
+            `Lockdown mode withholds ${what}: its author${login ? ` @${login}` : ''} has no push access to ${owner}/${repo}, which is public. Content from such authors is not shown (--lockdown).`,
+          );
+        }
+      },
+    };
+    try {
+      return await runWithSignal(signal, () => fn(call));
+    } catch (error) {
+      throw githubFailure(error, {
+        permission,
+        basePath: this.basePath,
+        authenticated: token !== undefined,
+        cancelled: ctx.signal.aborted,
+        timedOutAfterMs: deadline.aborted && !ctx.signal.aborted ? budgetMs : undefined,
+      });
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import type { z } from 'zod';
+import type { AnyToolDefinition, ContentBlock, ToolAnnotations, ToolDefinition } from '@suite/shared';
+import type { GithubLimits, ToolsetName } from './config.js';
+import type { GithubCall, GithubSession } from './github-session.js';
+import { clip } from './present.js';
+
+/** What a GitHub tool answers: text, or content blocks (a resource link for a large file). */
+export type GithubReply = string | { content: ContentBlock[] };
+
+/** A GitHub tool as declared in its file: the schema and a handler that gets a ready GithubCall. */
+export interface GithubToolSpec<I extends z.ZodObject> {
+  name: string;
+  toolset: ToolsetName;
+  /** One or two sentences for the model: what it does and what it returns. */
+  description: string;
+  input: I;
+  /** Every GitHub tool reaches the outside world, so openWorldHint is always true and set here. */
+  annotations: Omit<ToolAnnotations, 'openWorldHint'>;
+  /** The fine-grained token permission the tool needs ("Issues: write"), named when GitHub answers 403. */
+  permission: string;
+  /** The answer's size cap when it is not limits.maxOutputChars (a file the tool already bounded). */
+  outputLimit?: (limits: GithubLimits) => number;
+  run(args: z.output<I>, call: GithubCall): Promise<GithubReply>;
+}
+
+/** A tool bound to a session when the server for that session is built. */
+export type GithubTool = (session: GithubSession) => AnyToolDefinition;
+
+function capReply(reply: GithubReply, max: number): { text: string } | { content: ContentBlock[] } {
+  if (typeof reply === 'string') return { text: clip(reply, max) };
+  return { content: reply.content.map((block) => (block.type === 'text' ? { type: 'text', text: clip(block.text, max) } : block)) };
+}
+
+/**
+ * Declares a GitHub tool. Everything cross-cutting happens here and in GithubSession.run, once for
+ * every tool: the token of the request, cancellation and the time budget, the repository
+ * allowlist (in the request hook), error mapping, and the size cap of the answer.
+ */
+export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): GithubTool {
+  return (session): AnyToolDefinition => {
+    const definition: ToolDefinition<I> = {
+      name: spec.name,
+      toolset: spec.toolset,
+      description: spec.description,
+      input: spec.input,
+      annotations: { ...spec.annotations, openWorldHint: true },
+      handler: async (args, ctx) => {
+        const reply = await session.run(ctx, spec.permission, (call) => spec.run(args, call));
+        return capReply(reply, spec.outputLimit?.(session.config.limits) ?? session.config.limits.maxOutputChars);
+      },
+    };
+    return definition;
+  };
+}

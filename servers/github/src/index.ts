@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+import { UsageError, integerFlag, registerSecret, runServer } from '@suite/shared';
+import { resolveApiUrl } from './api-url.js';
+import { DEFAULT_LIMITS, DEFAULT_THROTTLE, TOOLSETS, type GithubConfig } from './config.js';
+import { parseRepoPatterns } from './repo-allowlist.js';
+import { VERSION, buildServer } from './server.js';
+
+function truthy(value: string | undefined): boolean {
+  return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+}
+
+/** A bearer token worth passing on to GitHub: printable, no spaces, not absurdly short or long. */
+function plausibleToken(token: string): boolean {
+  return /^[\x21-\x7e]{8,512}$/.test(token);
+}
+
+await runServer({
+  bin: 'mcp-server-github',
+  packageName: '@suite/server-github',
+  version: VERSION,
+  description: 'GitHub for models: repositories, issues, pull requests, Actions and notifications, with toolsets, read-only mode, a repository allowlist and prompt-injection hygiene',
+  usage: '[--toolsets LIST] [--read-only] [--repos owner/repo,owner/*] [--lockdown] [--github-host HOST | --api-url URL]',
+  writes: 'writes',
+  toolsets: TOOLSETS,
+  envPrefix: 'GITHUB',
+  flags: {
+    repos: { type: 'string', valueName: 'LIST', description: 'Only these repositories (owner/repo, owner/*; comma-separated); everything else is refused (or GITHUB_REPOS).' },
+    lockdown: { type: 'boolean', description: 'On public repositories, show only content by users with push access (or GITHUB_LOCKDOWN_MODE=1).' },
+    'github-host': { type: 'string', valueName: 'HOST', description: 'github.com (default), NAME.ghe.com or a GitHub Enterprise Server host (or GITHUB_HOST).' },
+    'api-url': { type: 'string', valueName: 'URL', description: 'The REST API base URL itself, e.g. https://ghe.example.com/api/v3 (or GITHUB_API_URL).' },
+    'allow-env-token-fallback': {
+      type: 'boolean',
+      description: 'Over HTTP, let a session without a bearer token use GITHUB_PERSONAL_ACCESS_TOKEN (default: such requests get 401).',
+    },
+    'request-timeout': { type: 'string', valueName: 'SECONDS', description: `Time budget of one tool call, retries included (default ${DEFAULT_THROTTLE.requestTimeoutMs / 1000}).` },
+  },
+  environment: [
+    { name: 'GITHUB_PERSONAL_ACCESS_TOKEN', description: 'The token every request uses (over HTTP: only with --allow-env-token-fallback). GITHUB_TOKEN is read too.' },
+    { name: 'GITHUB_HOST, GITHUB_API_URL', description: 'Where GitHub is, as --github-host and --api-url (https required except on loopback).' },
+    { name: 'GITHUB_TOOLSETS, GITHUB_TOOLS', description: 'As --toolsets and --tools.' },
+    { name: 'GITHUB_READ_ONLY, GITHUB_DYNAMIC_TOOLSETS', description: 'Set to 1 for --read-only and --dynamic-toolsets.' },
+    { name: 'GITHUB_REPOS, GITHUB_LOCKDOWN_MODE', description: 'As --repos and --lockdown.' },
+  ],
+  examples: [
+    'GITHUB_PERSONAL_ACCESS_TOKEN=github_pat_... mcp-server-github',
+    'mcp-server-github --toolsets repos,issues --read-only',
+    'mcp-server-github --repos my-org/*,me/dotfiles --lockdown',
+    'mcp-server-github --github-host ghe.example.com',
+    'mcp-server-github --http --port 8080 --host 0.0.0.0 --allowed-host mcp.example.com   # each client sends its own token',
+  ],
+  async prepare({ flags, selection }, log) {
+    const token = process.env.GITHUB_PERSONAL_ACCESS_TOKEN?.trim() || process.env.GITHUB_TOKEN?.trim() || undefined;
+    registerSecret(token);
+    const apiUrl = resolveApiUrl({ apiUrl: flags['api-url'] ?? process.env.GITHUB_API_URL, host: flags['github-host'] ?? process.env.GITHUB_HOST });
+    const reposValue = flags.repos ?? process.env.GITHUB_REPOS;
+    const timeoutSeconds = integerFlag(flags['request-timeout'], 'request-timeout', DEFAULT_THROTTLE.requestTimeoutMs / 1000, { min: 1, max: 600 });
+    const config: GithubConfig = {
+      apiUrl,
+      token,
+      repos: reposValue !== undefined && reposValue.trim() !== '' ? parseRepoPatterns(reposValue) : undefined,
+      lockdown: flags.lockdown === true || truthy(process.env.GITHUB_LOCKDOWN_MODE),
+      limits: DEFAULT_LIMITS,
+      throttle: { ...DEFAULT_THROTTLE, requestTimeoutMs: timeoutSeconds * 1000 },
+      userAgent: `suite-mcp-server-github/${VERSION}`,
+    };
+    const fallback = flags['allow-env-token-fallback'] === true;
+    if (fallback && !token) throw new UsageError('--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN (or GITHUB_TOKEN) to be set.');
+    if (!token) log.warning('No GITHUB_PERSONAL_ACCESS_TOKEN: requests are unauthenticated (public data only, 60 requests per hour) unless an HTTP client sends its own token.');
+    log.info(`GitHub API at ${apiUrl}${config.repos ? `, repositories limited to ${config.repos.length} entries` : ''}${config.lockdown ? ', lockdown mode' : ''}`);
+    return {
+      createSession: (session) => buildServer(config, selection, session),
+      // Over HTTP every session acts with the token its client sent; the operator's token only
+      // stands in when they said so.
+      authenticate: (bearer) => {
+        if (bearer !== undefined) return plausibleToken(bearer) ? { token: bearer, clientId: 'bearer' } : null;
+        return fallback && token ? { token, clientId: 'environment' } : null;
+      },
+    };
+  },
+});

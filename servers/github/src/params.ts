@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * GitHub's naming rules for owners and repositories. Checked before a name reaches a URL, so a
+ * name can never smuggle a path (`..`, `/`) into a request; the checks are refinements, which keep
+ * the published schema short.
+ */
+const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,99})$/;
+const REPO = /^[A-Za-z0-9._-]{1,100}$/;
+
+export function isOwnerName(value: string): boolean {
+  return OWNER.test(value);
+}
+
+export function isRepoName(value: string): boolean {
+  return REPO.test(value) && value !== '.' && value !== '..';
+}
+
+export const ownerField = z.string().refine(isOwnerName, { message: 'not a GitHub user or organization name (letters, digits, - and _)' });
+export const repoField = z.string().refine(isRepoName, { message: 'not a repository name (letters, digits, ., - and _)' });
+
+/** `owner/repo` for messages. */
+export function fullName(owner: string, repo: string): string {
+  return `${owner}/${repo}`;
+}
+
+/**
+ * A whole number from 1, published as `{"type":"integer"}`: the bound is checked, not published
+ * (zod's .int().min(1) would publish a minimum and the largest safe integer as a maximum, bytes
+ * of context in every tool for what the model already knows about issue numbers and pages).
+ */
+export const positiveInt = z.number().refine((n) => Number.isInteger(n) && n >= 1, 'a whole number from 1').meta({ type: 'integer' });
+
+/** The owner/repo pair every repository tool starts with. */
+export const repoParams = { owner: ownerField, repo: repoField };
+
+/** GitHub's pagination, under the same names in every list tool. */
+export const pageParams = {
+  page: positiveInt.optional(),
+  perPage: z
+    .number()
+    .refine((n) => Number.isInteger(n) && n >= 1 && n <= 100, 'a whole number from 1 to 100')
+    .meta({ type: 'integer' })
+    .optional(),
+};
+
+export const issueNumberField = positiveInt;
+
+
+/** A string that must not be empty (checked, not published: every byte of a schema costs context). */
+export const text = z.string().refine((s) => s.trim().length > 0, 'must not be empty');
+
+/** A list of names (labels, assignees), at most 100. */
+export const nameList = z.array(z.string()).refine((a) => a.length <= 100, 'at most 100 entries');

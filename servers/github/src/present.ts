@@ -1,0 +1,94 @@
+import { sanitizeLine, sanitizeText } from './sanitize.js';
+
+/**
+ * How GitHub's JSON becomes what a model reads: the fields that matter, one line per list entry,
+ * user-authored text sanitised and capped. Every field may be null or missing (GitHub answers
+ * `null` for deleted users, empty bodies, unset milestones), and nothing here assumes otherwise.
+ */
+
+type MaybeUser = { login?: string | null } | null | undefined;
+
+/** `@login`, or GitHub's name for a deleted account. */
+export function who(user: MaybeUser): string {
+  return user?.login ? `@${user.login}` : '@ghost';
+}
+
+export function loginOf(user: MaybeUser): string | undefined {
+  return user?.login ?? undefined;
+}
+
+/** Cuts text at `max` characters, saying how much was left out. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Never cut a surrogate pair in half.
+  let end = max;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}\n[truncated: ${text.length - end} more characters]`;
+}
+
+/** Text someone else wrote (a body, a comment): sanitised, then capped. */
+export function userText(text: string | null | undefined, max: number, empty = '(empty)'): string {
+  const clean = sanitizeText(text).trim();
+  return clean ? clip(clean, max) : empty;
+}
+
+/** A one-line field someone else wrote (a title, a label): sanitised. */
+export function userLine(text: string | null | undefined): string {
+  return sanitizeLine(text);
+}
+
+/** The first line of a commit message, sanitised. */
+export function firstLine(text: string | null | undefined): string {
+  return sanitizeLine((text ?? '').split('\n')[0]);
+}
+
+/** An ISO timestamp as `2025-01-02 15:04Z`. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '';
+  return iso.replace('T', ' ').replace(/:\d\d(?:\.\d+)?Z$/, 'Z');
+}
+
+/** Label names from either form GitHub uses (strings or objects). */
+export function labelNames(labels: readonly (string | { name?: string | null })[] | null | undefined): string[] {
+  return (labels ?? []).map((l) => userLine(typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean);
+}
+
+/** Joins the non-empty parts with a separator. */
+export function parts(...items: (string | false | null | undefined)[]): string {
+  return items.filter((x): x is string => typeof x === 'string' && x.length > 0).join(' · ');
+}
+
+/**
+ * What follows a page of results: how to get the next one, from GitHub's `Link` header. Empty on
+ * the last page.
+ */
+export function nextPage(link: string | undefined, page: number): string {
+  if (!link) return '';
+  const rel = (name: string): number | undefined => {
+    const match = new RegExp(`<([^>]+)>;\\s*rel="${name}"`).exec(link);
+    if (!match) return undefined;
+    const value = new URL(match[1]!).searchParams.get('page');
+    return value ? Number(value) : undefined;
+  };
+  const next = rel('next');
+  if (next === undefined) return '';
+  const last = rel('last');
+  return `\nPage ${page}${last ? ` of ${last}` : ''}. More: call again with page: ${next}.`;
+}
+
+/** The standard paging arguments, with GitHub's defaults. */
+export function paging(args: { page?: number | undefined; perPage?: number | undefined }): { page: number; per_page: number } {
+  return { page: args.page ?? 1, per_page: args.perPage ?? 30 };
+}
+
+/** A list answer: a heading, one line per item (or a note that there are none), and paging. */
+export function listing(heading: string, lines: string[], footer = '', empty = 'None.'): string {
+  return `${heading}\n${lines.length > 0 ? lines.join('\n') : empty}${footer}`;
+}
+
+/** The note lockdown mode leaves where it held items back. */
+export function hiddenNote(hidden: number): string {
+  return hidden > 0 ? `\n[${hidden} item${hidden === 1 ? '' : 's'} withheld by lockdown mode: written by users without push access]` : '';
+}
+

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { githubTool } from '../github-tool.js';
+import { pageParams, text } from '../params.js';
+import { listing, nextPage, paging } from '../present.js';
+
+export const searchUsers = githubTool({
+  name: 'search_users',
+  toolset: 'users',
+  description: 'Searches users.',
+  input: z.object({ query: text, ...pageParams }),
+  annotations: { title: 'Search users', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  permission: 'no special permission',
+  run: async ({ query, ...rest }, { api }) => {
+    const page = paging(rest);
+    const { data, headers } = await api.rest.search.users({ q: query, ...page });
+    const lines = data.items.map((u) => `@${u.login} (${u.type}) ${u.html_url}`);
+    return listing(`${data.total_count} users match${data.incomplete_results ? ' (incomplete)' : ''}:`, lines, nextPage(headers.link, page.page));
+  },
+});

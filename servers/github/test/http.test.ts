@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectHttp, waitUntil } from '@suite/shared/testing';
+import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
+import { BIN, TOKENS, seed } from './helpers.js';
+
+let fake: FakeGithub;
+const children: ChildProcess[] = [];
+
+/** Starts the bin with --http on a free port; resolves with its URL and its stderr so far. */
+async function serve(args: string[] = []): Promise<{ url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--log-level', 'debug', ...args], {
+    env: { ...process.env, GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: TOKENS.alice, GITHUB_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  await waitUntil(() => /listening on (http:\/\/\S+)/.test(stderr), { what: 'the HTTP server to listen' });
+  return { url: /listening on (http:\/\/\S+)/.exec(stderr)![1]!, stderr: () => stderr };
+}
+
+beforeAll(async () => {
+  fake = await startFakeGithub();
+  seed(fake);
+});
+afterAll(async () => {
+  for (const child of children) child.kill('SIGTERM');
+  await fake.close();
+});
+
+describe('Streamable HTTP with a token per session', () => {
+  it('serves two sessions with different tokens side by side, each request with its own session\'s token only', async () => {
+    const server = await serve();
+    const bob = await connectHttp(server.url, { token: TOKENS.bob });
+    const carol = await connectHttp(server.url, { token: TOKENS.carol });
+    try {
+      const before = fake.requests.length;
+      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? bob : carol).callTool('get_me')));
+      answers.forEach((a, i) => expect(a.text, `call ${i}`).toMatch(i % 2 === 0 ? /^@bob · Bob/ : /^@carol · Carol/));
+      const tokens = fake.requests.slice(before).map(tokenOf);
+      expect(tokens.filter((t) => t === TOKENS.bob)).toHaveLength(3);
+      expect(tokens.filter((t) => t === TOKENS.carol)).toHaveLength(3);
+      expect(tokens).toHaveLength(6);
+
+      // Each session acts with its own permissions: carol's token may not write, bob's may.
+      const denied = await carol.callTool('create_issue', { owner: 'acme', repo: 'widgets', title: 'by carol' });
+      expect(denied.text).toMatch(/^GitHub denied access to acme\/widgets \(403: /);
+      const created = await bob.callTool('create_issue', { owner: 'acme', repo: 'widgets', title: 'by bob' });
+      expect(created.isError).toBe(false);
+      expect(fake.state.repo('acme', 'widgets')!.issues.at(-1)).toMatchObject({ title: 'by bob', author: 'bob' });
+
+      // The operator's token was never used, and no token reached the log.
+      expect(fake.tokensSeen()).not.toContain(TOKENS.alice);
+      for (const token of Object.values(TOKENS)) expect(server.stderr()).not.toContain(token);
+    } finally {
+      await bob.close();
+      await carol.close();
+    }
+  });
+
+  it("refuses another token on a session it did not open (404), and a request without a token (401)", async () => {
+    const server = await serve();
+    const bob = await connectHttp(server.url, { token: TOKENS.bob });
+    try {
+      const hijack = await fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKENS.carol}`, 'mcp-session-id': bob.sessionId()! },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } }),
+      });
+      expect(hijack.status).toBe(404);
+      await expect(connectHttp(server.url)).rejects.toThrow(/Unauthorized: a valid bearer token is required/);
+      expect((await bob.callTool('get_me')).text).toMatch(/^@bob/);
+    } finally {
+      await bob.close();
+    }
+  });
+
+  it('lets a session without a token use the environment token only with --allow-env-token-fallback', async () => {
+    const server = await serve(['--allow-env-token-fallback']);
+    const anonymous = await connectHttp(server.url);
+    const bob = await connectHttp(server.url, { token: TOKENS.bob });
+    try {
+      expect((await anonymous.callTool('get_me')).text).toMatch(/^@alice/);
+      expect((await bob.callTool('get_me')).text).toMatch(/^@bob/);
+      expect(server.stderr()).not.toContain(TOKENS.alice);
+    } finally {
+      await anonymous.close();
+      await bob.close();
+    }
+  });
+
+  it('keeps the Host and Origin checks and the usage rules of the shared transport', async () => {
+    const server = await serve();
+    const url = new URL(server.url);
+    const init = (headers: Record<string, string>) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKENS.bob}`, ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
+    });
+    expect((await fetch(server.url, init({ origin: 'https://evil.example' }))).status).toBe(403);
+    const badHost = await new Promise<number>((resolve) => {
+      const req = http.request({ host: url.hostname, port: url.port, path: '/mcp', method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json', authorization: `Bearer ${TOKENS.bob}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.end('{}');
+    });
+    expect(badHost).toBe(403);
+    const gate = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--auth-token', 'a-shared-gate-token'], { env: { ...process.env, GITHUB_API_URL: fake.apiUrl } });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+    expect(gate.code).toBe(2);
+    expect(gate.stderr).toContain('does not apply to this server: each HTTP session brings its own token');
+  });
+});

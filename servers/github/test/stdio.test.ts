@@ -1,0 +1,143 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
+import { BIN, TAG_TEXT, TOKENS, seed } from './helpers.js';
+
+let fake: FakeGithub;
+const sessions: SpawnedSession[] = [];
+
+/**
+ * The environment of a client config entry: the token and where GitHub is, and the other GITHUB_*
+ * variables emptied so nothing inherited changes them (GITHUB_TOOLSETS is left alone: shared reads
+ * an empty value as "no toolsets").
+ */
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  return { GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: TOKENS.alice, GITHUB_TOKEN: '', GITHUB_HOST: '', GITHUB_TOOLS: '', GITHUB_READ_ONLY: '', GITHUB_DYNAMIC_TOOLSETS: '', GITHUB_REPOS: '', GITHUB_LOCKDOWN_MODE: '', ...extra };
+}
+
+async function start(args: string[] = [], extra: Record<string, string> = {}): Promise<SpawnedSession> {
+  const session = await spawnServer(BIN, ['--log-level', 'debug', ...args], { env: env(extra) });
+  sessions.push(session);
+  return session;
+}
+
+/** Runs the bin to completion (start-up failures) and returns its exit code and output. */
+function run(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env(extra) }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.on('exit', (code) => resolve({ code, stderr, stdout }));
+    setTimeout(() => child.stdin.end(), 2000);
+  });
+}
+
+beforeAll(async () => {
+  fake = await startFakeGithub();
+  seed(fake);
+});
+afterAll(async () => {
+  await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+  await fake.close();
+});
+
+describe('the built bin over stdio, against the fake GitHub', () => {
+  it('serves the default toolsets and answers with the token of the environment', async () => {
+    const gh = await start();
+    expect(await gh.toolNames()).toHaveLength(37);
+    const me = await gh.callTool('get_me');
+    expect(me.text).toMatch(/^@alice · Alice Liddell/);
+    const last = fake.requests.filter((r) => r.path === '/user').at(-1)!;
+    expect(tokenOf(last)).toBe(TOKENS.alice);
+    expect(last.headers['user-agent']).toMatch(/^suite-mcp-server-github\/\d+\.\d+\.\d+ /);
+  });
+
+  it('takes the token from GITHUB_TOKEN when GITHUB_PERSONAL_ACCESS_TOKEN is not set', async () => {
+    const gh = await start([], { GITHUB_PERSONAL_ACCESS_TOKEN: '', GITHUB_TOKEN: TOKENS.bob });
+    expect((await gh.callTool('get_me')).text).toMatch(/^@bob/);
+  });
+
+  it('reads, writes, sanitises and maps errors like the in-process server', async () => {
+    const gh = await start();
+    const issue = await gh.callTool('get_issue', { owner: 'acme', repo: 'widgets', issue_number: 1 });
+    expect(issue.text).toContain('The app crashes on start.');
+    expect(issue.text).not.toContain(TAG_TEXT);
+    const file = await gh.callTool('get_file_contents', { owner: 'acme', repo: 'widgets', path: 'docs/a b#c%d.md' });
+    expect(file.content[1]).toEqual({ type: 'text', text: 'A file whose name needs encoding.\n' });
+    const created = await gh.callTool('create_issue', { owner: 'acme', repo: 'widgets', title: 'From the bin' });
+    expect(created.text).toMatch(/^Created acme\/widgets#\d+: /);
+    const missing = await gh.callTool('get_issue', { owner: 'acme', repo: 'widgets', issue_number: 404 });
+    expect(missing).toMatchObject({ isError: true, text: expect.stringMatching(/^Not found: issue #404 in acme\/widgets\./) });
+    fake.exhaustRateLimit({ resetInSeconds: 600 });
+    try {
+      const limited = await gh.callTool('list_issues', { owner: 'acme', repo: 'widgets' });
+      expect(limited.text).toMatch(/^GitHub rate limit reached \(5000 requests per hour used up\)\. Retry in 10 minutes and try again\.$/);
+    } finally {
+      fake.restoreRateLimit();
+    }
+    expect(gh.stderr()).toContain('GitHub API at http://127.0.0.1');
+    expect(gh.stderr()).not.toContain(TOKENS.alice);
+  });
+
+  it('takes the selection from GITHUB_* variables: read-only wins, toolsets, dynamic', async () => {
+    const readOnly = await start([], { GITHUB_READ_ONLY: '1', GITHUB_TOOLSETS: 'all' });
+    const names = await readOnly.toolNames();
+    expect(names).toHaveLength(27);
+    expect(names).not.toContain('create_issue');
+    const actions = await start([], { GITHUB_TOOLSETS: 'actions' });
+    expect(await actions.toolNames()).toEqual(['list_workflow_runs', 'get_workflow_run_logs']);
+    const dynamic = await start(['--dynamic-toolsets']);
+    expect(await dynamic.toolNames()).toEqual(['list_available_toolsets', 'get_toolset_tools', 'enable_toolset']);
+  });
+
+  it('enforces --repos and --lockdown from the command line', async () => {
+    const gh = await start(['--repos', 'acme/gadgets', '--lockdown']);
+    const refused = await gh.callTool('get_issue', { owner: 'acme', repo: 'widgets', issue_number: 2 });
+    expect(refused.text).toMatch(/^The repository acme\/widgets is outside this server's repository allowlist \(--repos acme\/gadgets\)/);
+    const allowed = await gh.callTool('get_file_contents', { owner: 'acme', repo: 'gadgets', path: 'README.md' });
+    expect(allowed.isError).toBe(false);
+  });
+
+  it('talks to GitHub Enterprise Server under /api/v3, derived from GITHUB_HOST', async () => {
+    const ghes = await startFakeGithub({ basePath: '/api/v3' });
+    try {
+      seed(ghes);
+      const session = await spawnServer(BIN, [], { env: env({ GITHUB_API_URL: '', GITHUB_HOST: `http://127.0.0.1:${new URL(ghes.url).port}` }) });
+      sessions.push(session);
+      expect((await session.callTool('get_me')).text).toMatch(/^@alice/);
+      expect((await session.callTool('get_file_contents', { owner: 'acme', repo: 'widgets', path: 'README.md' })).isError).toBe(false);
+      expect(ghes.requests.map((r) => r.path)).toEqual(expect.arrayContaining(['/api/v3/user', '/api/v3/repos/acme/widgets/contents/README.md']));
+    } finally {
+      await ghes.close();
+    }
+  });
+});
+
+describe('start-up', () => {
+  it('refuses plain http off the machine, with a usage error', async () => {
+    const out = await run([], { GITHUB_API_URL: 'http://ghe.example.com/api/v3' });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toBe("mcp-server-github: The API URL must use https:// (plain http is only accepted on loopback addresses): http://ghe.example.com\nRun 'mcp-server-github --help' for usage.\n");
+  });
+
+  it('refuses a malformed --repos and a fallback with no token to fall back to', async () => {
+    expect((await run(['--repos', 'just-an-owner'])).stderr).toMatch(/^mcp-server-github: --repos entries are owner\/repo or owner\/\*, got "just-an-owner"\./);
+    const fallback = await run(['--http', '--allow-env-token-fallback'], { GITHUB_PERSONAL_ACCESS_TOKEN: '' });
+    expect(fallback.code).toBe(2);
+    expect(fallback.stderr).toMatch(/--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN/);
+    const unknown = await run(['--toolsets', 'repos,gists']);
+    expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, notifications, all\./);
+  });
+
+  it('documents itself in --help, and never prints the token', async () => {
+    const out = await run(['--help']);
+    expect(out.code).toBe(0);
+    for (const flag of ['--toolsets', '--read-only', '--repos', '--lockdown', '--github-host', '--api-url', '--allow-env-token-fallback', '--dynamic-toolsets', 'GITHUB_PERSONAL_ACCESS_TOKEN']) {
+      expect(out.stdout).toContain(flag);
+    }
+    expect(out.stdout + out.stderr).not.toContain(TOKENS.alice);
+  });
+});
