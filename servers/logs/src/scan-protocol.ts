@@ -91,5 +91,6 @@ export type FromWorker =
   | { type: 'progress'; bytes: number }
   | { type: 'matches'; matches: SearchMatch[] }
   | { type: 'file-done'; index: number; outcome: FileOutcome; stopped?: 'max-results' | 'time-budget' }
-  | { type: 'stats'; result: StatsResult }
+  /** The answer to 'end': the job is over (with the statistics, for a stats job); the worker waits for the next. */
+  | { type: 'done'; stats?: StatsResult }
   | { type: 'failed'; message: string };

@@ -12,6 +12,11 @@ import type { FileOutcome, FromWorker, ScanJob, SearchMatch, StatsResult, ToWork
  * budget, which the worker keeps by itself between chunks and which is enforced here by
  * terminating it shortly after the deadline when it cannot (a regular expression backtracking on
  * one line). Whatever matched before then is kept.
+ *
+ * A worker that finished its job normally stays warm for a while (one at most, not keeping the
+ * process alive): a thread, its modules and its compiled hot loops cost tens of milliseconds per
+ * start, and a model usually searches several times in a row. A worker that was terminated, or
+ * that failed, is never reused.
  */
 
 /** The worker script sits next to this module's output (dist/worker/, the bundled bin included). */
@@ -49,17 +54,61 @@ export interface ScanReport {
   filesNotReached: number;
 }
 
+/** How long a worker that finished a job waits for the next before it is stopped. */
+const IDLE_WORKER_MS = 30_000;
+
 /** Scans currently running in this process (tests use it to see a cancelled scan stop). */
 let running = 0;
 export function runningScans(): number {
   return running;
 }
 
+let idle: { worker: Worker; timer: NodeJS.Timeout; onExit: () => void } | undefined;
+
+function takeWorker(): Worker {
+  if (idle) {
+    const { worker, timer, onExit } = idle;
+    idle = undefined;
+    clearTimeout(timer);
+    worker.off('exit', onExit);
+    worker.ref();
+    return worker;
+  }
+  return new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
+}
+
+/**
+ * Keeps a worker that ended its job normally for the next one (its job's listeners already
+ * removed: only ours, since Node's own listeners on a Worker keep its port working); a second idle
+ * worker is not needed.
+ */
+function releaseWorker(worker: Worker): void {
+  if (idle) {
+    void worker.terminate();
+    return;
+  }
+  worker.unref();
+  // A worker that dies while idle (out of memory, a crash) is simply forgotten.
+  const onExit = (): void => {
+    if (idle?.worker === worker) {
+      clearTimeout(idle.timer);
+      idle = undefined;
+    }
+  };
+  worker.once('exit', onExit);
+  const timer = setTimeout(() => {
+    if (idle?.worker === worker) idle = undefined;
+    void worker.terminate();
+  }, IDLE_WORKER_MS);
+  timer.unref();
+  idle = { worker, timer, onExit };
+}
+
 export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guard: PathGuard, ctx: Pick<RequestContext, 'signal' | 'progress'>, describe: (report: ScanReport) => string): Promise<ScanReport> {
   if (ctx.signal.aborted) throw new CancelledError();
   const totalBytes = targets.reduce((n, t) => n + t.size, 0);
   const report: ScanReport = { matches: [], files: [], killed: false, bytesScanned: 0, filesNotReached: 0 };
-  const worker = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
+  const worker = takeWorker();
   running++;
   let next = 0;
   let open: FileHandle | undefined;
@@ -67,19 +116,22 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
   let bytesDone = 0;
 
   return new Promise<ScanReport>((resolve, reject) => {
-    const cleanup = async (): Promise<void> => {
+    /** `reusable`: the worker answered 'done' and may take another job. */
+    const cleanup = async (reusable: boolean): Promise<void> => {
       clearTimeout(hardStop);
       ctx.signal.removeEventListener('abort', onAbort);
-      await worker.terminate().catch(() => undefined);
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      if (reusable) releaseWorker(worker);
+      else await worker.terminate().catch(() => undefined);
       await open?.close().catch(() => undefined);
       open = undefined;
     };
-    const finish = (error?: unknown): void => {
+    const finish = (error?: unknown, reusable = false): void => {
       if (settled) return;
       settled = true;
       running--;
       report.filesNotReached = targets.length - report.files.length;
-      void cleanup().then(() => (error ? reject(error) : resolve(report)));
+      void cleanup(reusable).then(() => (error ? reject(error) : resolve(report)));
     };
     const send = (message: ToWorker): void => worker.postMessage(message);
 
@@ -114,7 +166,7 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
       finish();
     }, Math.max(0, job.deadline - Date.now()) + HARD_STOP_GRACE_MS);
 
-    worker.on('message', (message: FromWorker) => {
+    const onMessage = (message: FromWorker): void => {
       if (settled) return;
       switch (message.type) {
         case 'progress':
@@ -136,25 +188,22 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
           } else void sendNext();
           break;
         }
-        case 'stats':
-          report.stats = message.result;
+        case 'done':
+          if (message.stats) report.stats = message.stats;
+          ctx.progress.report(totalBytes, totalBytes, describe(report));
+          finish(undefined, true);
           break;
         case 'failed':
           finish(new Error(`scan worker: ${message.message}`));
           break;
       }
-    });
-    worker.on('error', (error) => {
+    };
+    const onError = (error: Error): void => {
       const oom = (error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
       finish(oom ? ToolError.unavailable('The scan ran out of its memory allowance. Narrow it: fewer files, a time range, or a more specific pattern.') : error);
-    });
-    worker.on('exit', () => {
-      // The worker ends after answering 'end'.
-      if (!settled) {
-        ctx.progress.report(totalBytes, totalBytes, describe(report));
-        finish();
-      }
-    });
+    };
+    const onExit = (): void => finish(new Error('the scan worker exited unexpectedly'));
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
     send({ type: 'start', job });
     void sendNext();
   });

@@ -236,3 +236,25 @@ describe('search_logs prefilters never lose a line', () => {
     }
   });
 });
+
+describe('scan workers', () => {
+  it('a worker kept warm takes the next job with nothing left over from the last, and a terminated one is not reused', async () => {
+    fx = await fixture();
+    await fx.write('a.log', lines('2026-11-21T04:00:00Z ERROR one', '2026-11-21T04:00:01Z ERROR two', '2026-11-21T04:00:02Z INFO three'));
+    await fx.write('slow.log', lines(...Array.from({ length: 50 }, () => `${'a'.repeat(40)}bc`)));
+    const session = await fx.connect();
+    const first = await session.callTool('search_logs', { pattern: 'ERROR', maxResults: 1, contextLines: 1, paths: [fx.file('a.log')] });
+    expect(first.structured).toMatchObject({ truncated: true });
+    expect(matchesOf(first).map((m) => [m.line, m.after])).toEqual([[1, ['2026-11-21T04:00:01Z ERROR two']]]);
+    const stats = await session.callTool('log_stats', { paths: [fx.file('a.log')] });
+    expect(stats.structured).toMatchObject({ entries: 3, levels: { error: 2, info: 1 } });
+    const second = await session.callTool('search_logs', { pattern: 'three', paths: [fx.file('a.log')] });
+    expect(matchesOf(second).map((m) => m.line)).toEqual([3]);
+    expect(second.structured).toMatchObject({ truncated: false });
+    const killed = await session.callTool('search_logs', { pattern: '(a|aa)*c', paths: [fx.file('slow.log')], timeBudgetSeconds: 1 });
+    expect(killed.structured).toMatchObject({ timedOut: true });
+    const after = await session.callTool('search_logs', { pattern: 'two', paths: [fx.file('a.log')] });
+    expect(matchesOf(after).map((m) => m.line)).toEqual([2]);
+    expect(runningScans()).toBe(0);
+  });
+});

@@ -10,6 +10,7 @@ import { StatsAccumulator } from '../stats.js';
  * opens every file through the path guard and hands over descriptors one at a time; this thread
  * never opens a path. It stops at the deadline by itself; a regular expression stuck on one line
  * cannot check the clock, so the main thread terminates the worker a little after the deadline.
+ * Jobs run one after another; each 'start' resets everything, so a warm worker can take the next.
  */
 
 const port = parentPort;
@@ -70,6 +71,10 @@ port.on('message', (message: ToWorker) => {
     try {
       if (message.type === 'start') {
         job = message.job;
+        compiled = undefined;
+        stats = undefined;
+        bytesBefore = 0;
+        lastProgress = 0;
         if (job.kind === 'search') {
           compiled = compileQuery(job.query);
           remaining = job.query.maxResults;
@@ -77,8 +82,10 @@ port.on('message', (message: ToWorker) => {
       } else if (message.type === 'file') {
         await scanFile(message);
       } else {
-        if (stats) post({ type: 'stats', result: stats.result() });
-        port.close();
+        post(stats ? { type: 'done', stats: stats.result() } : { type: 'done' });
+        job = undefined;
+        compiled = undefined;
+        stats = undefined;
       }
     } catch (error) {
       post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
