@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // pnpm demo: a real MCP client session against the built servers, printing what a user would see.
 // The filesystem server runs on a sample project it creates in a temporary directory; the SQLite
-// server runs on its embedded demo database; the logs server tails and follows a log written there;
-// the GitHub server talks to the fake GitHub of its tests on 127.0.0.1 (no network). Nothing outside
-// the temporary directory is touched.
+// server runs on its embedded demo database; the git-prompts server runs on the sample project made a
+// git repository; the logs server tails and follows a log written there; the GitHub server talks to
+// the fake GitHub of its tests on 127.0.0.1 (no network). Nothing outside the temporary directory is touched.
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +78,30 @@ try {
   }
   await call(db, 'read_query', { query: 'DELETE FROM customers' });
   await db.close();
+
+  // git-prompts: the sample project becomes a repository with a staged change (git itself must be installed).
+  const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Demo', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo', GIT_COMMITTER_EMAIL: 'demo@example.com' };
+  const git = (...args) => execFileSync('git', args, { cwd: sample, env: gitEnv, stdio: 'ignore' });
+  git('init', '--quiet', '--initial-branch=main');
+  git('add', '--all');
+  git('commit', '--quiet', '-m', 'feat: greet and add');
+  git('branch', 'feature/localise');
+  await writeFile(path.join(sample, 'src', 'greet.ts'), "export function greet(name: string, lang = 'en'): string {\n  return lang === 'fr' ? `Bonjour, ${name} !` : `Hello, ${name}!`;\n}\n");
+  git('add', 'src/greet.ts');
+  const repo = await session('git-prompts server on the same project, now a repository', path.join(root, 'servers/git-prompts/dist/index.js'), [sample]);
+  const { prompts } = await repo.listPrompts();
+  console.log(`\n${prompts.length} prompts (slash commands in clients): ${prompts.map((p) => `/${p.name}`).join(', ')}`);
+  console.log(`\n${bold('▶')} prompts/get git-commit ${dim('(no arguments: the staged diff of the only repository)')}`);
+  const commitPrompt = await repo.getPrompt({ name: 'git-commit', arguments: {} });
+  for (const message of commitPrompt.messages) {
+    if (message.content.type === 'text') console.log(indent(message.content.text, 12));
+    else if (message.content.type === 'resource') console.log(`${dim(`    [embedded resource ${message.content.resource.uri}]`)}\n${indent(message.content.resource.text, 12)}`);
+  }
+  console.log(`\n${bold('▶')} completion/complete pr-description base ${dim('"fe"')}`);
+  const completion = await repo.complete({ ref: { type: 'ref/prompt', name: 'pr-description' }, argument: { name: 'base', value: 'fe' } });
+  console.log(indent(completion.completion.values.join('\n')));
+  await call(repo, 'git_show', { revision: '--output=/tmp/pwned' });
+  await repo.close();
 
   const logsDir = path.join(sample, 'logs');
   await mkdir(logsDir);

@@ -71,6 +71,7 @@ export class RootsManager {
   private markAnswered!: () => void;
   private fetcher: RootsFetcher | undefined;
   private answered = false;
+  private readonly listeners: ((snapshot: RootsSnapshot) => void)[] = [];
 
   constructor(
     private readonly cliDirectories: readonly string[],
@@ -111,11 +112,27 @@ export class RootsManager {
       this.log.debug('discarded a stale roots/list answer');
       return;
     }
+    const changed = candidate.length !== this.directories.length || candidate.some((d, i) => d !== this.directories[i]);
     this.clientRoots = roots;
     this.directories = candidate;
     this.appliedVersion += 1;
     this.log.info('effective roots updated', { count: candidate.length });
     this.markAnswered();
+    if (changed) {
+      const snapshot: RootsSnapshot = { directories: [...candidate], clientRoots: roots, source: this.source() };
+      for (const listener of this.listeners) {
+        try {
+          listener(snapshot);
+        } catch (error) {
+          this.log.warning('a roots listener failed', { error: String(error) });
+        }
+      }
+    }
+  }
+
+  /** Called after each client answer that changed the effective directories (not for stale answers). */
+  onChange(listener: (snapshot: RootsSnapshot) => void): void {
+    this.listeners.push(listener);
   }
 
   /** The effective roots; waits (bounded) for the client's first answer. */

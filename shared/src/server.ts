@@ -79,6 +79,9 @@ export interface SuiteServerOptions {
   selection?: ToolSelection;
 }
 
+/** The state a resources/list cursor carries: which template (phase) and that template's own cursor. */
+const RESOURCES_CURSOR = z.object({ phase: z.number().int().min(0), inner: z.string().optional() });
+
 const LIST_ROOTS_RESULT = z.looseObject({
   roots: z.array(z.looseObject({ uri: z.string().min(1), name: z.string().optional() })),
 });
@@ -216,6 +219,15 @@ export class SuiteServer {
 
   prompt<A extends z.ZodObject>(definition: PromptDefinition<A>): this {
     this.prompts.set(definition.name, definition as unknown as PromptDefinition);
+    return this;
+  }
+
+  /**
+   * Runs whenever a client answer changes this session's effective roots (a server whose lists
+   * depend on the roots, such as its repositories, announces its own list_changed from here).
+   */
+  onRootsChanged(handler: (snapshot: RootsSnapshot) => void): this {
+    this.rootsManager?.onChange(handler);
     return this;
   }
 
@@ -464,10 +476,8 @@ export class SuiteServer {
   }
 
   private installResourceHandlers(sdk: Server, ctx: (extra: unknown) => RequestContext): void {
-    const cursorState = z.object({ phase: z.number().int().min(0), inner: z.string().optional() });
-
     handle(sdk, ListResourcesRequestSchema, async (request, extra) => {
-      const state = request.params?.cursor ? decodeCursor('resources', request.params.cursor, cursorState) : { phase: 0 };
+      const state = request.params?.cursor ? decodeCursor('resources', request.params.cursor, RESOURCES_CURSOR) : { phase: 0 };
       const listable = this.templates.filter((t) => t.def.list);
       const resources: ResourceListing[] = [];
       let phase = state.phase;

@@ -79,6 +79,25 @@ describe('roots policy', () => {
     await expect.poll(async () => (await effective(session!)).directories).toEqual([path.join(allowed, 'other')]);
   });
 
+  it('tells the server when a client answer changes the effective roots, and only then', async () => {
+    const server = probeServer({ directories: [allowed] });
+    const seen: string[][] = [];
+    server.onRootsChanged((snapshot) => seen.push(snapshot.directories));
+    session = await connectInProcess(server, { roots: [path.join(allowed, 'sub')] });
+    await expect.poll(() => seen).toEqual([[path.join(allowed, 'sub')]]);
+    await session.setRoots([path.join(allowed, 'other')]);
+    await expect.poll(() => seen.length).toBe(2);
+    expect(seen[1]).toEqual([path.join(allowed, 'other')]);
+    // The same roots again: the effective directories do not change, so nothing is reported.
+    const before = session.rootsRequests;
+    await session.setRoots([path.join(allowed, 'other')]);
+    await expect.poll(() => session!.rootsRequests).toBe(before + 1);
+    expect((await effective(session)).directories).toEqual([path.join(allowed, 'other')]);
+    // A negative: give the unchanged answer time to be applied (no event to await for "nothing").
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen.length).toBe(2);
+  });
+
   it('discards a stale roots/list answer that arrives after a newer one', async () => {
     // The first answer (sub) is slow; the second (other) is sent later but lands first.
     session = await connectInProcess(probeServer({ directories: [allowed] }), {

@@ -1,13 +1,22 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
 import type { FilesystemConfig } from './config.js';
-import { registerReadTools } from './tools/read.js';
-import { registerListTools } from './tools/list.js';
-import { registerSearchTools } from './tools/search.js';
-import { registerInfoTools } from './tools/info.js';
-import { registerWriteTools } from './tools/write.js';
-import { registerEditTool } from './tools/edit.js';
-import { registerMoveTools } from './tools/move.js';
+import { readTextFileTools } from './tools/read-text-file.js';
+import { readMediaFileTool } from './tools/read-media-file.js';
+import { readMultipleFilesTool } from './tools/read-multiple-files.js';
+import { listDirectoryTool } from './tools/list-directory.js';
+import { listDirectoryWithSizesTool } from './tools/list-directory-with-sizes.js';
+import { directoryTreeTool } from './tools/directory-tree.js';
+import { searchFilesTool } from './tools/search-files.js';
+import { searchContentTool } from './tools/search-content.js';
+import { getFileInfoTool } from './tools/get-file-info.js';
+import { listAllowedDirectoriesTool } from './tools/list-allowed-directories.js';
+import { writeFileTool } from './tools/write-file.js';
+import { createDirectoryTool } from './tools/create-directory.js';
+import { editFileTool } from './tools/edit-file.js';
+import { moveFileTool } from './tools/move-file.js';
+import { copyFileTool } from './tools/copy-file.js';
+import { deleteFileTool } from './tools/delete-file.js';
 import { registerFileResources } from './resources/files.js';
 
 export type { FilesystemConfig } from './config.js';
@@ -20,6 +29,29 @@ const INSTRUCTIONS = `Reads, searches and (unless read-only) edits files inside 
 Call list_allowed_directories first to learn where you may work. Prefer search_content to find text and
 search_files to find names; use read_text_file with offset/limit (lines) or head/tail for large files.`;
 
+/**
+ * The tools, built once per configuration and shared by every session (an HTTP server builds a
+ * server per session; their tools cost nothing more).
+ */
+const tools = toolList<FilesystemConfig>([
+  readTextFileTools,
+  readMediaFileTool,
+  readMultipleFilesTool,
+  listDirectoryTool,
+  listDirectoryWithSizesTool,
+  directoryTreeTool,
+  searchFilesTool,
+  searchContentTool,
+  getFileInfoTool,
+  listAllowedDirectoriesTool,
+  writeFileTool,
+  createDirectoryTool,
+  editFileTool,
+  moveFileTool,
+  copyFileTool,
+  deleteFileTool,
+]);
+
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
 export function buildServer(config: FilesystemConfig, session?: SessionInfo): SuiteServer {
   const server = new SuiteServer({
@@ -31,13 +63,7 @@ export function buildServer(config: FilesystemConfig, session?: SessionInfo): Su
     selection: { readOnly: config.readOnly },
     ...(session ? { session } : {}),
   });
-  registerReadTools(server, config);
-  registerListTools(server, config);
-  registerSearchTools(server, config);
-  registerInfoTools(server, config);
-  registerWriteTools(server, config);
-  registerEditTool(server, config);
-  registerMoveTools(server, config);
+  server.tools(tools(config));
   registerFileResources(server, config);
   return server;
 }

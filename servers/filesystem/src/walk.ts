@@ -64,6 +64,13 @@ export interface WalkOptions {
   onUnreadable?: (relative: string, error: NodeJS.ErrnoException) => void;
 }
 
+/** The allowed root that contains a real path (the deepest, when roots nest): the usual `gitignoreRoot`. */
+export function rootContaining(roots: readonly string[], real: string): string | undefined {
+  let best: string | undefined;
+  for (const dir of roots) if (isInside(real, dir) && (!best || dir.length > best.length)) best = dir;
+  return best;
+}
+
 interface GitignoreMatcher {
   /** Directory of the .gitignore, relative to the start directory ('' = start, '../x' never: see ancestorPrefix). */
   base: string;

@@ -3,10 +3,16 @@ import path from 'node:path';
 import { ChangeHub, SuiteServer } from '@suite/shared';
 import { connectInProcess, makeTempDir, type ClientOptions, type TestSession } from '@suite/shared/testing';
 import { DEFAULT_LIMITS, type FilesystemConfig, type FilesystemLimits } from '../src/config.js';
-import { registerInfoTools } from '../src/tools/info.js';
-import { registerListTools } from '../src/tools/list.js';
-import { registerReadTools } from '../src/tools/read.js';
-import { registerSearchTools } from '../src/tools/search.js';
+import { directoryTreeTool } from '../src/tools/directory-tree.js';
+import { getFileInfoTool } from '../src/tools/get-file-info.js';
+import { listAllowedDirectoriesTool } from '../src/tools/list-allowed-directories.js';
+import { listDirectoryTool } from '../src/tools/list-directory.js';
+import { listDirectoryWithSizesTool } from '../src/tools/list-directory-with-sizes.js';
+import { readMediaFileTool } from '../src/tools/read-media-file.js';
+import { readMultipleFilesTool } from '../src/tools/read-multiple-files.js';
+import { readTextFileTools } from '../src/tools/read-text-file.js';
+import { searchContentTool } from '../src/tools/search-content.js';
+import { searchFilesTool } from '../src/tools/search-files.js';
 
 /**
  * A server with only the read-side tools, so these tests exercise exactly the read-side modules
@@ -38,10 +44,18 @@ export async function startReadSide(options: { limits?: Partial<FilesystemLimits
     limits: { ...DEFAULT_LIMITS, ...options.limits },
   };
   const server = new SuiteServer({ name: 'read-side-test', version: '0.0.0', roots: { directories: [dir], aliases: [dir] }, changes });
-  registerReadTools(server, config);
-  registerListTools(server, config);
-  registerSearchTools(server, config);
-  registerInfoTools(server, config);
+  server.tools([
+    ...readTextFileTools(config),
+    readMediaFileTool(config),
+    readMultipleFilesTool(config),
+    listDirectoryTool(config),
+    listDirectoryWithSizesTool(config),
+    directoryTreeTool(config),
+    searchFilesTool(config),
+    searchContentTool(config),
+    getFileInfoTool(),
+    listAllowedDirectoriesTool(),
+  ]);
   const session = await connectInProcess(server, options.client ?? {});
   return {
     base: temp.dir,

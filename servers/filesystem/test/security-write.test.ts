@@ -3,7 +3,7 @@ import { link, lstat, mkdir, readFile, readdir, rename, rm, stat, symlink, write
 import path from 'node:path';
 import { Logger, PathGuard } from '@suite/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeDirectories } from '../src/tools/write.js';
+import { makeDirectories } from '../src/tools/create-directory.js';
 import { startWriteSide, type WriteSideHarness } from './write-side-fixture.js';
 
 const exists = (p: string): Promise<boolean> => lstat(p).then(

@@ -1,45 +1,21 @@
 import { promises as fs } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { TimeBudget, ToolError, nestedQuantifier, type PathGuard, type RequestContext, type SuiteServer, type ToolAnnotations } from '@suite/shared';
+import { ToolError, defineTool, nestedQuantifier, type AnyToolDefinition } from '@suite/shared';
+import { READ_ONLY } from '../annotations.js';
 import type { FilesystemConfig } from '../config.js';
 import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
-import { globMatcher, includeExcludeMatcher, searchExcludeMatcher, type PathMatcher } from '../globs.js';
+import { includeExcludeMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
+import { readBudget } from '../read-budget.js';
+import { MAX_PATTERN_LENGTH, compileGlob } from '../search-patterns.js';
 import { formatSize } from '../sizes.js';
-import { walkBatches } from '../walk.js';
-import { MAX_ENTRIES_CEILING, rootContaining } from './list.js';
-
-const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
+import { rootContaining, walkBatches } from '../walk.js';
 
 /** Longest stretch of synchronous file reads before the search lets other work run. */
 const YIELD_EVERY_MS = 8;
 const DEFAULT_CONTENT_RESULTS = 100;
 const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
-const MAX_PATTERN_LENGTH = 1000;
-
-const entryType = z.enum(['file', 'directory', 'symlink', 'other']);
-
-async function searchRoot(guardPath: () => Promise<PathGuard>, userPath: string): Promise<{ guard: PathGuard; real: string }> {
-  const guard = await guardPath();
-  const { real } = await guard.resolve(userPath, { mustExist: true });
-  const stat = await withPathErrors(userPath, () => fs.stat(real));
-  if (!stat.isDirectory()) throw ToolError.invalidArgument(`Not a directory: ${userPath}. Give the directory to search in.`);
-  return { guard, real };
-}
-
-function compileGlob(pattern: string, what: string): PathMatcher {
-  try {
-    return globMatcher(pattern);
-  } catch {
-    throw ToolError.invalidArgument(`Invalid glob in ${what}: ${JSON.stringify(pattern)}.`);
-  }
-}
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -78,114 +54,52 @@ function compileQuery(pattern: string, literal: boolean, caseSensitive: boolean)
   };
 }
 
-/** The time budget of one search call; `message` says what was stopped, given the limit in words. */
-function searchBudget(ctx: RequestContext, ms: number, message: (limit: string) => string): TimeBudget {
-  return new TimeBudget(ctx.signal, ms, (budget) => ToolError.timeout(message(`${budget.describe()} (the time limit of one call, --read-timeout)`)));
-}
+const searchContentDescription =
+  'Search inside files for a regular expression (or, with literal: true, plain text), like grep. Returns the path ' +
+  '(relative to the directory searched), line number and line of each match, with optional context lines. ' +
+  'include/exclude are globs (a pattern without a slash matches file names at any depth, e.g. "*.ts"). .gitignore files are ' +
+  `respected by default, and .git is skipped. Binary files and files over maxFileBytes (default ${formatSize(DEFAULT_MAX_FILE_BYTES)}) are skipped. ` +
+  `Stops after maxResults matches (default ${DEFAULT_CONTENT_RESULTS}). Reports progress and can be cancelled. Only searches within allowed directories.`;
 
-export function registerSearchTools(server: SuiteServer, config: FilesystemConfig): void {
-  const defaultMax = config.limits.maxResults;
+const searchContentInput = z.object({
+  path: z.string().describe('Directory (or single file) to search.'),
+  pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).describe('JavaScript regular expression (or text, with literal: true), matched against each line.'),
+  literal: z.boolean().optional().default(false).describe('Treat pattern as plain text, not a regular expression.'),
+  caseSensitive: z.boolean().optional().default(true).describe('Match case exactly (default true).'),
+  include: z.array(z.string()).optional().default([]).describe('Only search files matching one of these globs, e.g. ["*.ts", "src/**"].'),
+  exclude: z.array(z.string()).optional().default([]).describe('Skip files and directories matching these globs.'),
+  respectGitignore: z.boolean().optional().default(true).describe('Skip what .gitignore files ignore (default true).'),
+  contextLines: z.number().int().min(0).max(20).optional().default(0).describe('Lines of context before and after each match.'),
+  maxResults: z.number().int().min(1).max(10_000).optional().default(DEFAULT_CONTENT_RESULTS).describe('Most matching lines to return.'),
+  maxFileBytes: z.number().int().min(1).optional().default(DEFAULT_MAX_FILE_BYTES).describe('Skip files larger than this many bytes.'),
+});
 
-  server.tool({
-    name: 'search_files',
-    description:
-      'Recursively search for files and directories whose path matches a glob pattern. The patterns should be glob-style patterns ' +
-      "that match paths relative to the directory searched: use '*.ext' to match files in that directory, and '**/*.ext' " +
-      'to match files in all subdirectories. excludePatterns leave paths (and everything under an excluded directory) out; ' +
-      'a pattern without a slash also matches a name at any depth (node_modules). Returns full paths, ' +
-      `at most ${defaultMax} by default, then a "[truncated ...]" marker. Symbolic links are listed but never followed. ` +
-      'Only searches within allowed directories.',
-    input: z.object({
-      path: z.string().describe('Directory to search in.'),
-      pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).describe("Glob matched against paths relative to path, e.g. '**/*.ts'."),
-      excludePatterns: z.array(z.string()).optional().default([]).describe('Globs of paths to leave out.'),
-      maxResults: z.number().int().min(1).max(MAX_ENTRIES_CEILING).optional().describe(`Most matches to return (default ${defaultMax}).`),
-      respectGitignore: z.boolean().optional().default(false).describe('Leave out what .gitignore files ignore, and .git.'),
+const searchContentOutput = z.object({
+  path: z.string(),
+  matches: z.array(
+    z.object({
+      path: z.string().describe('Relative to the directory searched, with / separators.'),
+      line: z.number().describe('1-based line number.'),
+      text: z.string().describe('The matching line (cut around the match when very long).'),
+      before: z.array(z.string()).optional(),
+      after: z.array(z.string()).optional(),
     }),
-    output: z.object({
-      path: z.string(),
-      pattern: z.string(),
-      matches: z.array(z.object({ path: z.string().describe('Full path.'), type: entryType })),
-      truncated: z.boolean().describe('More matches exist than were returned.'),
-      scanned: z.number().describe('Entries looked at.'),
-    }),
-    annotations: { title: 'Search Files', ...READ_ONLY },
-    handler: async (args, ctx) => {
-      const { guard, real } = await searchRoot(() => ctx.paths(), args.path);
-      const matchesPattern = compileGlob(args.pattern, 'pattern');
-      for (const p of args.excludePatterns) compileGlob(p, 'excludePatterns');
-      const excluded = searchExcludeMatcher(args.excludePatterns);
-      const limit = args.maxResults ?? defaultMax;
-      const matches: { path: string; type: z.output<typeof entryType> }[] = [];
-      let scanned = 0;
-      let truncated = false;
-      const budget = searchBudget(ctx, config.limits.readTimeoutMs, (limit) =>
-        `search_files was stopped after ${limit}, having looked at ${scanned} entries (${matches.length} matches so far). Search a smaller directory, or leave parts out with excludePatterns.`,
-      );
-      const gitignoreRoot = rootContaining(guard, real);
-      walk: for await (const batch of walkBatches(real, {
-        exclude: (relative, _isDir, name) => excluded(relative, name),
-        respectGitignore: args.respectGitignore,
-        ...(gitignoreRoot ? { gitignoreRoot } : {}),
-        signal: ctx.signal,
-      })) {
-        budget.check();
-        for (const entry of batch.entries) {
-          scanned++;
-          if (!matchesPattern(entry.relative)) continue;
-          if (matches.length >= limit) {
-            truncated = true;
-            break walk;
-          }
-          matches.push({ path: entry.path, type: entry.type });
-        }
-        ctx.progress.report(scanned, undefined, `${scanned} entries scanned, ${matches.length} matches`);
-      }
-      const lines = matches.map((m) => m.path);
-      let text = lines.length > 0 ? lines.join('\n') : 'No matches found';
-      if (truncated) text += `\n[truncated: more than ${limit} matches; showing the first ${limit}. Narrow the pattern or raise maxResults.]`;
-      return { text, structured: { path: args.path, pattern: args.pattern, matches, truncated, scanned } };
-    },
-  });
+  ),
+  filesSearched: z.number(),
+  filesMatched: z.number(),
+  skippedBinary: z.number(),
+  skippedTooLarge: z.number(),
+  skippedUnreadable: z.number(),
+  truncated: z.boolean().describe('maxResults was reached; there may be more matches.'),
+});
 
-  server.tool({
+export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
+  const { readTimeoutMs } = config.limits;
+  return defineTool({
     name: 'search_content',
-    description:
-      'Search inside files for a regular expression (or, with literal: true, plain text), like grep. Returns the path ' +
-      '(relative to the directory searched), line number and line of each match, with optional context lines. ' +
-      'include/exclude are globs (a pattern without a slash matches file names at any depth, e.g. "*.ts"). .gitignore files are ' +
-      `respected by default, and .git is skipped. Binary files and files over maxFileBytes (default ${formatSize(DEFAULT_MAX_FILE_BYTES)}) are skipped. ` +
-      `Stops after maxResults matches (default ${DEFAULT_CONTENT_RESULTS}). Reports progress and can be cancelled. Only searches within allowed directories.`,
-    input: z.object({
-      path: z.string().describe('Directory (or single file) to search.'),
-      pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).describe('JavaScript regular expression (or text, with literal: true), matched against each line.'),
-      literal: z.boolean().optional().default(false).describe('Treat pattern as plain text, not a regular expression.'),
-      caseSensitive: z.boolean().optional().default(true).describe('Match case exactly (default true).'),
-      include: z.array(z.string()).optional().default([]).describe('Only search files matching one of these globs, e.g. ["*.ts", "src/**"].'),
-      exclude: z.array(z.string()).optional().default([]).describe('Skip files and directories matching these globs.'),
-      respectGitignore: z.boolean().optional().default(true).describe('Skip what .gitignore files ignore (default true).'),
-      contextLines: z.number().int().min(0).max(20).optional().default(0).describe('Lines of context before and after each match.'),
-      maxResults: z.number().int().min(1).max(10_000).optional().default(DEFAULT_CONTENT_RESULTS).describe('Most matching lines to return.'),
-      maxFileBytes: z.number().int().min(1).optional().default(DEFAULT_MAX_FILE_BYTES).describe('Skip files larger than this many bytes.'),
-    }),
-    output: z.object({
-      path: z.string(),
-      matches: z.array(
-        z.object({
-          path: z.string().describe('Relative to the directory searched, with / separators.'),
-          line: z.number().describe('1-based line number.'),
-          text: z.string().describe('The matching line (cut around the match when very long).'),
-          before: z.array(z.string()).optional(),
-          after: z.array(z.string()).optional(),
-        }),
-      ),
-      filesSearched: z.number(),
-      filesMatched: z.number(),
-      skippedBinary: z.number(),
-      skippedTooLarge: z.number(),
-      skippedUnreadable: z.number(),
-      truncated: z.boolean().describe('maxResults was reached; there may be more matches.'),
-    }),
+    description: searchContentDescription,
+    input: searchContentInput,
+    output: searchContentOutput,
     annotations: { title: 'Search File Contents', ...READ_ONLY },
     handler: async (args, ctx) => {
       const guard = await ctx.paths();
@@ -200,7 +114,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
       // A file had more matches than fitted, or the search stopped with files left: there may be more.
       let truncated = false;
       // Out of time, the answer still carries what was found, after saying that it is incomplete.
-      const budget = searchBudget(ctx, config.limits.readTimeoutMs, (limit) =>
+      const budget = readBudget(ctx, readTimeoutMs, (limit) =>
         [
           `search_content was stopped after ${limit}, having searched ${counts.filesSearched} files; the ${found.length} matches found so far follow. ` +
             'Narrow the search with path, include or exclude.',
@@ -237,7 +151,7 @@ export function registerSearchTools(server: SuiteServer, config: FilesystemConfi
       if (stat.isFile()) {
         record(args.path, await searchFile(guard, real, searchOptions()));
       } else if (stat.isDirectory()) {
-        const gitignoreRoot = rootContaining(guard, real);
+        const gitignoreRoot = rootContaining(guard.directories, real);
         // Files are searched one after another: small ones with synchronous reads (cheaper than
         // thread-pool round trips), so the loop yields to the event loop every few milliseconds to
         // keep the server answering, and to notice cancellation. Directory reads run ahead in parallel.

@@ -1,17 +1,12 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
-import { noRootsMessage, type SuiteServer, type ToolAnnotations } from '@suite/shared';
-import type { FilesystemConfig } from '../config.js';
+import { defineTool, type AnyToolDefinition } from '@suite/shared';
+import { READ_ONLY } from '../annotations.js';
 import { withPathErrors } from '../fs-errors.js';
 import { mimeTypeFor } from '../mime.js';
 import { formatSize } from '../sizes.js';
 
-const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
+const fileInfoInput = z.object({ path: z.string().describe('Path of the file or directory.') });
 
 const fileInfoOutput = z.object({
   path: z.string(),
@@ -28,18 +23,13 @@ const fileInfoOutput = z.object({
   mimeType: z.string().optional(),
 });
 
-const allowedOutput = z.object({
-  directories: z.array(z.string()),
-  source: z.enum(['command-line', 'client', 'command-line narrowed by client']),
-});
-
-export function registerInfoTools(server: SuiteServer, _config: FilesystemConfig): void {
-  server.tool({
+export function getFileInfoTool(): AnyToolDefinition {
+  return defineTool({
     name: 'get_file_info',
     description:
       'Retrieve metadata about a file or directory without reading it: size, creation, modification and access times, ' +
       'type, permissions, hard-link count and (for files) the MIME type guessed from the name. Only works within allowed directories.',
-    input: z.object({ path: z.string().describe('Path of the file or directory.') }),
+    input: fileInfoInput,
     output: fileInfoOutput,
     annotations: { title: 'Get File Info', ...READ_ONLY },
     handler: async (args, ctx) => {
@@ -79,23 +69,6 @@ export function registerInfoTools(server: SuiteServer, _config: FilesystemConfig
         ...(info.mimeType ? [`mimeType: ${info.mimeType}`] : []),
       ].join('\n');
       return { text, structured: info };
-    },
-  });
-
-  server.tool({
-    name: 'list_allowed_directories',
-    description:
-      'Returns the list of directories that this server is allowed to access. Subdirectories within these allowed ' +
-      'directories are also accessible. Use this to understand which directories and their nested paths are available ' +
-      'before trying to access files.',
-    input: z.object({}),
-    output: allowedOutput,
-    annotations: { title: 'List Allowed Directories', ...READ_ONLY },
-    handler: async (_args, ctx) => {
-      const snapshot = await ctx.roots();
-      const text =
-        snapshot.directories.length > 0 ? `Allowed directories:\n${snapshot.directories.join('\n')}` : `Allowed directories: none.\n${noRootsMessage()}`;
-      return { text, structured: { directories: snapshot.directories, source: snapshot.source } };
     },
   });
 }

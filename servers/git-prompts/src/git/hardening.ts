@@ -1,0 +1,220 @@
+/**
+ * What keeps a hostile repository from running a command through git.
+ *
+ * A repository's own configuration (`.git/config`, `config.worktree`, anything it includes with
+ * `include.path`) can name programs git runs on its behalf: an fsmonitor hook, a pager, diff and
+ * filter drivers, hooks, a credential helper, a signing program. Cloning a repository is not
+ * consent to run its programs, so every call overrides them on the command line, which outranks
+ * every configuration file:
+ *
+ * 1. a fixed list of `-c` overrides for the keys git knows by name (core.fsmonitor, core.hooksPath,
+ *    core.pager, ...), on every call;
+ * 2. for the keys whose names the repository chooses (`filter.<driver>.clean`, `diff.<driver>.textconv`,
+ *    `merge.<driver>.driver`, ...), the repository's configuration is listed once (reading it runs
+ *    nothing) and each such key found is overridden with an empty value, through
+ *    GIT_CONFIG_COUNT/KEY/VALUE (the same command-line scope as `-c`, and a key may hold `=`);
+ * 3. the diff commands also get `--no-ext-diff --no-textconv`, so a driver named only in
+ *    `.gitattributes` cannot matter either.
+ */
+
+/** One `name=value` override, in the command-line scope. */
+export interface ConfigPair {
+  key: string;
+  value: string;
+}
+
+/** One entry of `git config --list -z --show-scope --show-origin`. */
+export interface ConfigEntry {
+  scope: string;
+  origin: string;
+  key: string;
+  value: string | undefined;
+}
+
+/** Every call, read or write: programs and behaviours a repository may not choose. */
+const ALWAYS: readonly ConfigPair[] = [
+  { key: 'core.fsmonitor', value: 'false' },
+  // A directory that cannot exist: no hook of the repository (or of the user) ever runs.
+  { key: 'core.hooksPath', value: '/dev/null' },
+  { key: 'core.pager', value: 'cat' },
+  { key: 'core.editor', value: 'false' },
+  { key: 'sequence.editor', value: 'false' },
+  { key: 'core.askPass', value: 'false' },
+  { key: 'core.sshCommand', value: 'false' },
+  { key: 'credential.helper', value: '' },
+  { key: 'protocol.allow', value: 'never' },
+  { key: 'log.showSignature', value: 'false' },
+  { key: 'tag.gpgSign', value: 'false' },
+  // Submodules are not entered: a submodule's configuration would be read by a git we do not control.
+  { key: 'submodule.recurse', value: 'false' },
+  { key: 'status.submoduleSummary', value: 'false' },
+  { key: 'diff.submodule', value: 'short' },
+  // No background maintenance (gc --auto runs a pre-auto-gc hook and long work after a commit).
+  { key: 'gc.auto', value: '0' },
+  { key: 'maintenance.auto', value: 'false' },
+  // Output this server parses.
+  { key: 'color.ui', value: 'never' },
+  { key: 'core.quotePath', value: 'false' },
+  { key: 'i18n.logOutputEncoding', value: 'UTF-8' },
+  { key: 'diff.noprefix', value: 'false' },
+  { key: 'diff.mnemonicPrefix', value: 'false' },
+  { key: 'diff.relative', value: 'false' },
+  { key: 'diff.orderFile', value: '/dev/null' },
+];
+
+/** Signing programs for read calls, which never sign or verify: anything that tried would fail closed. */
+const NO_SIGNING: readonly ConfigPair[] = [
+  { key: 'commit.gpgSign', value: 'false' },
+  { key: 'gpg.program', value: 'false' },
+  { key: 'gpg.openpgp.program', value: 'false' },
+  { key: 'gpg.x509.program', value: 'false' },
+  { key: 'gpg.ssh.program', value: 'false' },
+  { key: 'gpg.ssh.defaultKeyCommand', value: '' },
+];
+
+const FIXED_KEYS = new Set([...ALWAYS, ...NO_SIGNING].map((p) => p.key.toLowerCase()));
+
+/**
+ * Configuration keys that name a program (or a shell command) git may run. The driver sections
+ * take any name a repository likes, hence patterns.
+ */
+const COMMAND_KEYS: readonly RegExp[] = [
+  /^core\.(fsmonitor|hookspath|pager|editor|askpass|sshcommand|gitproxy|alternaterefscommand)$/,
+  /^sequence\.editor$/,
+  /^diff\.external$/,
+  /^diff\..+\.(command|textconv)$/,
+  /^filter\..+\.(clean|smudge|process)$/,
+  /^merge\..+\.driver$/,
+  /^(merge|diff)tool\..+\.(cmd|path)$/,
+  /^pager\..+$/,
+  /^credential\.(.+\.)?helper$/,
+  /^gpg\.(.+\.)?program$/,
+  /^gpg\.ssh\.defaultkeycommand$/,
+  /^trailer\..+\.(command|cmd)$/,
+  /^remote\..+\.(uploadpack|receivepack|proxy|vcs)$/,
+  /^submodule\..+\.update$/,
+  /^uploadpack\.packobjectshook$/,
+  /^web\.browser$/,
+  /^(browser|man)\..+\.(cmd|path)$/,
+  /^sendemail\..+$/,
+];
+
+/** Whether git could run a program named by this key (section and variable compared case-insensitively). */
+export function isCommandKey(key: string): boolean {
+  const normalized = normalizeKey(key);
+  return COMMAND_KEYS.some((pattern) => pattern.test(normalized));
+}
+
+/** Sections and variable names are case-insensitive; a subsection keeps its case. */
+function normalizeKey(key: string): string {
+  const first = key.indexOf('.');
+  const last = key.lastIndexOf('.');
+  if (first === last) return key.toLowerCase();
+  return `${key.slice(0, first).toLowerCase()}${key.slice(first, last)}${key.slice(last).toLowerCase()}`;
+}
+
+/**
+ * Parses `git config --list -z --show-scope --show-origin`: `scope NUL origin NUL key LF value NUL`,
+ * or `key NUL` for a key without a value.
+ */
+export function parseConfigListing(text: string): ConfigEntry[] {
+  const fields = text.split('\0');
+  const entries: ConfigEntry[] = [];
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const scope = fields[i]!;
+    const origin = fields[i + 1]!;
+    const item = fields[i + 2]!;
+    const newline = item.indexOf('\n');
+    entries.push(newline === -1 ? { scope, origin, key: item, value: undefined } : { scope, origin, key: item.slice(0, newline), value: item.slice(newline + 1) });
+  }
+  return entries;
+}
+
+/** What the repository (not the user) configured: its own files and the files they include. */
+function fromRepository(entry: ConfigEntry): boolean {
+  return entry.scope === 'local' || entry.scope === 'worktree';
+}
+
+/**
+ * The fixed `-c` arguments of every read call. `safeDirectories` come from the user's global
+ * configuration, which read calls otherwise ignore: git's ownership check stays as the user set it.
+ */
+export function readCallConfig(safeDirectories: readonly string[]): ConfigPair[] {
+  return [...ALWAYS, ...NO_SIGNING, ...safeDirectories.map((value) => ({ key: 'safe.directory', value }))];
+}
+
+/**
+ * The per-repository overrides of a read call: every key the repository's configuration holds that
+ * names a program gets an empty value (no driver, no command).
+ */
+export function repositoryOverrides(entries: readonly ConfigEntry[]): ConfigPair[] {
+  const out = new Map<string, ConfigPair>();
+  for (const entry of entries) {
+    if (!isCommandKey(entry.key) || FIXED_KEYS.has(normalizeKey(entry.key).toLowerCase())) continue;
+    out.set(entry.key, { key: entry.key, value: '' });
+    const filter = /^filter\.(.+)\.[^.]+$/i.exec(entry.key);
+    // An emptied driver that is `required` makes git fail instead of passing the content through.
+    if (filter) out.set(`filter.${filter[1]}.required`, { key: `filter.${filter[1]}.required`, value: 'false' });
+  }
+  return [...out.values()];
+}
+
+/** Git's own default for each signing setting, used where the user's global configuration says nothing. */
+const SIGNING_DEFAULTS: Record<string, string> = {
+  'commit.gpgsign': 'false',
+  'gpg.format': 'openpgp',
+  'gpg.x509.program': 'gpgsm',
+  'gpg.ssh.program': 'ssh-keygen',
+  'gpg.ssh.defaultkeycommand': '',
+};
+
+/**
+ * A write call reads the user's global configuration too (their identity, their signing set-up,
+ * filters such as git-lfs they installed). Programs the repository names are still overridden:
+ * with the user's own global value where there is one, otherwise emptied. Signing follows the
+ * user's global configuration only: a repository cannot switch it on or pick the program.
+ */
+export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories: readonly string[]): { pairs: ConfigPair[]; signs: boolean } {
+  const globalValue = (key: string): string | undefined => {
+    let value: string | undefined;
+    for (const e of entries) if (e.scope === 'global' && e.key.toLowerCase() === key.toLowerCase()) value = e.value ?? 'true';
+    return value;
+  };
+  const signing: ConfigPair[] = [];
+  for (const [key, fallback] of Object.entries(SIGNING_DEFAULTS)) signing.push({ key, value: globalValue(key) ?? fallback });
+  // gpg.program and gpg.openpgp.program set the same program; the one git reads last wins.
+  const openpgp = globalValue('gpg.openpgp.program') ?? globalValue('gpg.program') ?? 'gpg';
+  signing.push({ key: 'gpg.program', value: openpgp }, { key: 'gpg.openpgp.program', value: openpgp });
+  const signs = /^(true|yes|on|1)$/i.test(signing[0]!.value);
+
+  const overrides = new Map<string, ConfigPair>();
+  for (const entry of entries) {
+    if (!fromRepository(entry) || !isCommandKey(entry.key) || FIXED_KEYS.has(normalizeKey(entry.key).toLowerCase())) continue;
+    overrides.set(entry.key, { key: entry.key, value: globalValue(entry.key) ?? '' });
+    const filter = /^filter\.(.+)\.[^.]+$/i.exec(entry.key);
+    if (filter && globalValue(entry.key) === undefined) {
+      overrides.set(`filter.${filter[1]}.required`, { key: `filter.${filter[1]}.required`, value: 'false' });
+    }
+  }
+  // A commit carries the identity the user configured, never one guessed from the host name.
+  const identity: ConfigPair = { key: 'user.useConfigOnly', value: 'true' };
+  return { pairs: [...ALWAYS, ...signing, identity, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs };
+}
+
+/** `-c key=value` arguments; keys with `=` (a subsection may hold one) cannot be written so and go through the environment. */
+export function configArguments(pairs: readonly ConfigPair[]): { args: string[]; env: Record<string, string> } {
+  const args: string[] = [];
+  const env: Record<string, string> = {};
+  let count = 0;
+  for (const { key, value } of pairs) {
+    if (key.includes('=')) {
+      env[`GIT_CONFIG_KEY_${count}`] = key;
+      env[`GIT_CONFIG_VALUE_${count}`] = value;
+      count++;
+    } else {
+      args.push('-c', `${key}=${value}`);
+    }
+  }
+  if (count > 0) env.GIT_CONFIG_COUNT = String(count);
+  return { args, env };
+}

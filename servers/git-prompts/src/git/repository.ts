@@ -1,0 +1,155 @@
+import { runProcess, ToolError, type ProcessResult } from '@suite/shared';
+import { gitFailure } from './errors.js';
+import { configArguments, parseConfigListing, readCallConfig, repositoryOverrides, writeCallConfig, type ConfigEntry, type ConfigPair } from './hardening.js';
+
+/** Process-wide settings of every git call. */
+export interface GitSettings {
+  gitBinary: string;
+  timeoutMs: number;
+  safeDirectories: readonly string[];
+}
+
+export interface GitCallOptions {
+  /** The request's signal: cancelling the request stops git. */
+  signal?: AbortSignal;
+  input?: string;
+  /** Per stream; past it git is stopped and the output ends with a marker (default 10 MiB). */
+  maxOutputBytes?: number;
+  okExitCodes?: readonly number[];
+  timeoutMs?: number;
+}
+
+/**
+ * The environment of every call: no system configuration, no prompts, no pager, no editor, no
+ * optional locks (a read never takes the index lock from the user's own git), English messages.
+ * Everything else of the server's environment is already scrubbed by runProcess.
+ */
+const BASE_ENV: Record<string, string> = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_OPTIONAL_LOCKS: '0',
+  GIT_PAGER: 'cat',
+  PAGER: 'cat',
+  GIT_EDITOR: 'false',
+  GIT_ATTR_NOSYSTEM: '1',
+  // A partial clone would fetch a missing object from its promisor remote: no network, ever.
+  GIT_NO_LAZY_FETCH: '1',
+  LC_ALL: 'C',
+};
+
+/** Read calls ignore the user's global configuration too: their output is then the same for everyone. */
+const READ_ENV: Record<string, string> = { ...BASE_ENV, GIT_CONFIG_GLOBAL: '/dev/null' };
+
+/** Where a write call finds the user's global configuration and signing agents. */
+const WRITE_PASS_ENV = ['XDG_CONFIG_HOME'];
+const SIGNING_PASS_ENV = ['GNUPGHOME', 'SSH_AUTH_SOCK', 'GPG_AGENT_INFO'];
+
+/** Runs git with the hardening every call gets. */
+async function run(settings: GitSettings, args: readonly string[], pairs: readonly ConfigPair[], env: Record<string, string>, options: GitCallOptions & { cwd: string; passEnv?: string[] }): Promise<ProcessResult> {
+  const config = configArguments(pairs);
+  return runProcess(settings.gitBinary, ['--no-pager', ...config.args, ...args], {
+    cwd: options.cwd,
+    env: { ...env, ...config.env },
+    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+    timeoutMs: options.timeoutMs ?? settings.timeoutMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.input !== undefined ? { input: options.input } : {}),
+    ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
+    ...(options.okExitCodes ? { okExitCodes: options.okExitCodes } : {}),
+    label: 'git',
+  });
+}
+
+/** What discovery found about a directory: the repository's real locations and its configuration. */
+export interface Discovery {
+  top: string;
+  gitDir: string;
+  commonDir: string;
+  config: ConfigEntry[];
+}
+
+/**
+ * Finds the repository a directory belongs to. `ceilings` stops git's upward search at the parents
+ * of the roots, so a repository above every root (a dotfiles repository in the home directory) is
+ * never even opened. Reading the configuration runs nothing; the caller checks containment.
+ */
+export async function discover(settings: GitSettings, dir: string, ceilings: readonly string[], signal?: AbortSignal): Promise<Discovery> {
+  const env: Record<string, string> = { ...READ_ENV };
+  // GIT_CEILING_DIRECTORIES is colon-separated: a root whose parent holds one cannot be listed.
+  if (ceilings.length > 0 && ceilings.every((c) => !c.includes(':'))) env.GIT_CEILING_DIRECTORIES = ceilings.join(':');
+  const pairs = readCallConfig(settings.safeDirectories);
+  const located = await run(settings, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], pairs, env, {
+    cwd: dir,
+    ...(signal ? { signal } : {}),
+  });
+  if (!located.ok) {
+    if (/must be run in a work tree/.test(located.stderr)) throw ToolError.invalidArgument('This is a bare repository (it has no working tree); this server works with repositories that have one.');
+    throw gitFailure(located, 'Opening the repository');
+  }
+  const [top, gitDir, commonDir] = located.stdout.replace(/\n$/, '').split('\n');
+  if (!top || !gitDir || !commonDir) throw ToolError.invalidArgument('The repository path cannot be handled (it contains a line break).');
+  const listing = await run(settings, ['config', '--list', '-z', '--show-scope', '--show-origin'], pairs, { ...env, GIT_DIR: gitDir, GIT_WORK_TREE: top }, {
+    cwd: top,
+    ...(signal ? { signal } : {}),
+  });
+  if (!listing.ok) throw gitFailure(listing, 'Reading the repository configuration', { top, gitDir });
+  return { top, gitDir, commonDir, config: parseConfigListing(listing.stdout) };
+}
+
+/**
+ * A repository that passed discovery and the roots check. Every call runs with the work tree and
+ * git directory pinned (no second discovery that could land elsewhere) and the overrides of
+ * hardening.ts.
+ */
+export class GitRepository {
+  private readonly readPairs: ConfigPair[];
+
+  constructor(
+    /** The name in git:// URIs. */
+    readonly name: string,
+    readonly top: string,
+    readonly gitDir: string,
+    readonly commonDir: string,
+    config: readonly ConfigEntry[],
+    private readonly settings: GitSettings,
+  ) {
+    this.readPairs = [...readCallConfig(settings.safeDirectories), ...repositoryOverrides(config)];
+  }
+
+  private pinned(env: Record<string, string>): Record<string, string> {
+    return { ...env, GIT_DIR: this.gitDir, GIT_WORK_TREE: this.top };
+  }
+
+  /** A read call: the repository's configuration with every program it names neutralised, no global configuration. */
+  run(args: readonly string[], options: GitCallOptions = {}): Promise<ProcessResult> {
+    return run(this.settings, args, this.readPairs, this.pinned(READ_ENV), { ...options, cwd: this.top });
+  }
+
+  /** A read call whose failure is an error for the user; resolves with stdout. */
+  async read(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<string> {
+    const result = await this.run(args, options);
+    if (!result.ok) throw this.failure(result, what);
+    return result.stdout;
+  }
+
+  /**
+   * A write call: the user's global configuration is read (identity, signing, their filters) and
+   * the repository's programs are still overridden. The configuration is listed again first, so
+   * an edit made since the last call cannot slip through.
+   */
+  async write(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<ProcessResult> {
+    const writeEnv = this.pinned(BASE_ENV);
+    const listing = await run(this.settings, ['config', '--list', '-z', '--show-scope', '--show-origin'], readCallConfig(this.settings.safeDirectories), writeEnv, {
+      cwd: this.top,
+      passEnv: WRITE_PASS_ENV,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (!listing.ok) throw this.failure(listing, what);
+    const { pairs, signs } = writeCallConfig(parseConfigListing(listing.stdout), this.settings.safeDirectories);
+    return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: signs ? [...WRITE_PASS_ENV, ...SIGNING_PASS_ENV] : WRITE_PASS_ENV });
+  }
+
+  failure(result: Pick<ProcessResult, 'stderr' | 'exitCode'>, what: string): ToolError {
+    return gitFailure(result, what, { top: this.top, gitDir: this.gitDir });
+  }
+}

@@ -1,0 +1,133 @@
+import { createRequire } from 'node:module';
+import { SuiteServer, toolList, type ChangeHub, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { TOOLSETS } from './config.js';
+import { changelogPrompt } from './prompts/changelog.js';
+import { explainCodePrompt } from './prompts/explain-code.js';
+import { gitCommitPrompt } from './prompts/git-commit.js';
+import { prDescriptionPrompt } from './prompts/pr-description.js';
+import { reviewChangesPrompt } from './prompts/review-changes.js';
+import { summarizeChangesPrompt } from './prompts/summarize-changes.js';
+import { compareResource, stagedDiffResource, unstagedDiffResource } from './resources/diffs.js';
+import { fileResource } from './resources/file.js';
+import { logLimitResource, logRangeResource, logResource } from './resources/log.js';
+import { showResource } from './resources/show.js';
+import { statusResource } from './resources/status.js';
+import { gitBranch } from './tools/branch.js';
+import { gitCheckout, gitCreateBranch } from './tools/branches.js';
+import { gitCommit } from './tools/commit.js';
+import { gitDiff, gitDiffStaged, gitDiffUnstaged } from './tools/diff.js';
+import { draftCommitMessage } from './tools/draft-commit-message.js';
+import { gitLog } from './tools/log.js';
+import { gitShow } from './tools/show.js';
+import { gitAdd, gitReset } from './tools/stage.js';
+import { gitStatus } from './tools/status.js';
+import { Workspace } from './workspace.js';
+
+export type { GitPromptsConfig, DiffBudget } from './config.js';
+export { DEFAULT_BUDGET, DEFAULT_EXCLUDES, DEFAULTS, TOOLSETS } from './config.js';
+export { Workspace } from './workspace.js';
+
+const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+export const VERSION = pkg.version;
+
+/**
+ * Every tool, built once per workspace and shared by all sessions. The write tools are always in
+ * the list: read-only mode (the default; --allow-write lifts it) removes them, as it removes every
+ * tool whose readOnlyHint is false.
+ */
+const tools = toolList<Workspace>([
+  gitStatus,
+  gitDiffUnstaged,
+  gitDiffStaged,
+  gitDiff,
+  gitLog,
+  gitShow,
+  gitBranch,
+  draftCommitMessage,
+  gitAdd,
+  gitReset,
+  gitCommit,
+  gitCreateBranch,
+  gitCheckout,
+]);
+
+const INSTRUCTIONS = `Works with the git repositories the user allowed (command-line paths or client roots).
+Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code) attach
+the diff or log as git:// resources. Tools take repo_path (a path or a repository name), optional when
+there is only one repository. Diffs are cut to a budget and say what they left out: ask for one file with
+path to see more. Revisions are branch, tag or commit names; nothing is ever sent to a remote.`;
+
+/**
+ * Resources and prompts, like tools, are built once per workspace and registered by every session:
+ * their handlers take everything per session from `ctx`.
+ */
+const builtRegistrations = new WeakMap<Workspace, ((server: SuiteServer) => void)[]>();
+
+function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] {
+  let built = builtRegistrations.get(workspace);
+  if (!built) {
+    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logLimitResource, logRangeResource, compareResource, showResource, fileResource].map(
+      (make) => make(workspace),
+    );
+    // Each prompt keeps its own argument type, so each gets its own registering closure.
+    const [commit, explain, review, pr, summarize, changelog] = [
+      gitCommitPrompt(workspace),
+      explainCodePrompt(workspace),
+      reviewChangesPrompt(workspace),
+      prDescriptionPrompt(workspace),
+      summarizeChangesPrompt(workspace),
+      changelogPrompt(workspace),
+    ] as const;
+    built = [
+      ...templates.map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),
+      (server) => void server.prompt(commit),
+      (server) => void server.prompt(explain),
+      (server) => void server.prompt(review),
+      (server) => void server.prompt(pr),
+      (server) => void server.prompt(summarize),
+      (server) => void server.prompt(changelog),
+    ];
+    builtRegistrations.set(workspace, built);
+  }
+  return built;
+}
+
+export interface ServerOptions {
+  selection?: ToolSelection;
+  session?: SessionInfo;
+  /** The process-wide change hub: enables resources/subscribe. */
+  changes?: ChangeHub;
+}
+
+/** Builds the server for one session: it only assembles. */
+export function buildServer(workspace: Workspace, options: ServerOptions = {}): SuiteServer {
+  const server = new SuiteServer({
+    name: pkg.name,
+    version: pkg.version,
+    instructions: INSTRUCTIONS,
+    toolsets: TOOLSETS,
+    roots: { directories: workspace.config.directories, aliases: workspace.config.aliases },
+    selection: options.selection ?? { readOnly: true },
+    ...(options.changes ? { changes: options.changes } : {}),
+    ...(options.session ? { session: options.session } : {}),
+  });
+  server.tools(tools(workspace));
+  for (const register of registrations(workspace)) register(server);
+
+  // Prompts take a repository; when the client's roots change the set, clients refresh their lists.
+  let known = workspace.listFor(workspace.config.directories).then(names, () => '');
+  server.onRootsChanged((snapshot) => {
+    const previous = known;
+    known = workspace.listFor(snapshot.directories).then(names, () => '');
+    void Promise.all([previous, known]).then(([before, after]) => {
+      if (before === after) return;
+      server.listChanged('prompts');
+      server.listChanged('resources');
+    });
+  });
+  return server;
+}
+
+function names(list: readonly { name: string; path: string }[]): string {
+  return list.map((r) => `${r.name}\0${r.path}`).join('\n');
+}

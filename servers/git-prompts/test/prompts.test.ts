@@ -1,0 +1,244 @@
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeTempDir, protocolError, type TestSession } from '@suite/shared/testing';
+import { commit, git, makeRepo, open, writeFiles } from './helpers.js';
+
+describe('prompts', () => {
+  let base: string;
+  let repo: string;
+  let cleanup: () => Promise<void>;
+  let session: TestSession | undefined;
+  beforeAll(async () => {
+    ({ dir: base, cleanup } = await makeTempDir('git-prompts-prompts-'));
+    repo = makeRepo(path.join(base, 'app'), { 'README.md': '# app\n', 'src/parser.ts': 'export function parse(s: string) {\n  return s.split(",");\n}\n' });
+    git(repo, ['tag', 'v1.0.0']);
+    commit(repo, { 'src/cli.ts': 'console.log(1);\n' }, 'feat(cli): add the command line');
+    commit(repo, { 'src/parser.ts': 'export function parse(s: string) {\n  return s.trim().split(",");\n}\n' }, 'fix(parser): trim input', '2024-05-03T12:00:00Z');
+    commit(repo, { 'docs/guide.md': '# guide\n' }, 'docs: add a guide\n\nBREAKING CHANGE: the guide replaces the wiki', '2024-05-04T12:00:00Z');
+    git(repo, ['checkout', '--quiet', '-b', 'feature/export']);
+    commit(repo, { 'src/export.ts': 'export const exported = 1;\n' }, 'feat: export data', '2024-05-05T12:00:00Z');
+    writeFiles(repo, { 'src/export.ts': 'export const exported = 2;\n', 'package-lock.json': '{"lockfileVersion":3}\n' });
+    git(repo, ['add', 'src/export.ts', 'package-lock.json']);
+    writeFiles(repo, { 'README.md': '# app, edited\n' });
+  });
+  afterEach(async () => {
+    await session?.close();
+    session = undefined;
+  });
+  afterAll(async () => {
+    await cleanup();
+  });
+
+  it('lists six prompts, each with optional single-token arguments except explain-code\'s code', async () => {
+    session = await open([repo]);
+    const { prompts } = await session.client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(['git-commit', 'explain-code', 'review-changes', 'pr-description', 'summarize-changes', 'changelog']);
+    for (const prompt of prompts) {
+      expect(prompt.description!.length).toBeGreaterThan(40);
+      for (const arg of prompt.arguments ?? []) {
+        expect(arg.description, `${prompt.name}.${arg.name}`).toBeTruthy();
+        expect(arg.required, `${prompt.name}.${arg.name}`).toBe(prompt.name === 'explain-code' && arg.name === 'code');
+      }
+    }
+  });
+
+  it('git-commit with no argument: instructions in the repository\'s style, and the staged diff embedded by URI', async () => {
+    session = await open([repo]);
+    const prompt = await session.getPrompt('git-commit');
+    expect(prompt.description).toBe('Commit message for the staged changes in app');
+    expect(prompt.messages).toHaveLength(2);
+    const [instructions, diff] = prompt.messages;
+    expect(instructions!.content).toMatchObject({ type: 'text' });
+    const text = (instructions!.content as { text: string }).text;
+    expect(text).toMatch(/^Write a git commit message for the staged changes in app \(their diff is attached\)\./);
+    expect(text).toMatch(/This repository uses Conventional Commits/);
+    expect(text).toMatch(/Recent commit subjects in this repository, for its style:\n {2}feat: export data\n {2}docs: add a guide/);
+    expect(diff!.content).toMatchObject({ type: 'resource', resource: { uri: 'git://app/diff/staged', mimeType: 'text/x-diff' } });
+    const embedded = (diff!.content as { resource: { text: string } }).resource.text;
+    expect(embedded).toMatch(/^diff --git a\/src\/export\.ts b\/src\/export\.ts\n/);
+    expect(embedded).toMatch(/# 1 lock or generated file \(left out by pattern\):\n# {3}package-lock\.json \(added\)/);
+    expect(embedded).not.toMatch(/README/);
+    // The embedded resource is the resource: a client can fetch it again by its URI.
+    expect((await session.readResource('git://app/diff/staged')).text).toBe(embedded);
+  });
+
+  it('git-commit with changes describes those, and with nothing staged says so with the status attached', async () => {
+    session = await open([repo]);
+    const given = await session.getPrompt('git-commit', { changes: 'Renamed parse to parseList' });
+    expect(given.messages).toHaveLength(1);
+    expect(given.text).toMatch(/Write a git commit message for these changes\.[\s\S]*The changes:\n\nRenamed parse to parseList$/);
+
+    const clean = makeRepo(path.join(base, 'clean'));
+    writeFiles(clean, { 'notes.txt': 'not staged\n' });
+    await session.close();
+    session = await open([clean]);
+    const empty = await session.getPrompt('git-commit');
+    expect(empty.description).toBe('Nothing is staged in clean');
+    expect(empty.text).toMatch(/^Nothing is staged in clean, so there is no commit message to write yet\./);
+    expect(empty.resources).toEqual([expect.objectContaining({ uri: 'git://clean/status', mimeType: 'text/plain' })]);
+    expect(empty.text).toMatch(/Untracked \(1\):\n {2}notes\.txt/);
+  });
+
+  it('review-changes picks staged, then unstaged, then the last commit, or a base branch', async () => {
+    session = await open([repo]);
+    const staged = await session.getPrompt('review-changes');
+    expect(staged.text).toMatch(/^Review the staged changes in app \(the diff is attached\)\./);
+    expect(staged.resources.map((r) => r.uri)).toEqual(['git://app/diff/staged']);
+    const unstaged = await session.getPrompt('review-changes', { base: 'unstaged', focus: 'security' });
+    expect(unstaged.text).toMatch(/Review the unstaged changes in app[\s\S]*Pay special attention to security\./);
+    expect(unstaged.resources[0]).toMatchObject({ uri: 'git://app/diff/unstaged' });
+    expect(unstaged.resources[0]!).toHaveProperty('text', expect.stringMatching(/README\.md/));
+    const sinceMain = await session.getPrompt('review-changes', { base: 'main' });
+    expect(sinceMain.resources[0]).toMatchObject({ uri: 'git://app/compare/main...HEAD'.replace('main...HEAD', encodeURIComponent('main...HEAD')) });
+    expect(sinceMain.text).toMatch(/src\/export\.ts/);
+    expect(sinceMain.text).not.toMatch(/src\/cli\.ts/);
+    expect((await protocolError(session.getPrompt('review-changes', { base: 'nope' }))).message).toMatch(/Unknown base "nope"/);
+
+    const clean = makeRepo(path.join(base, 'clean2'));
+    await session.close();
+    session = await open([clean]);
+    const last = await session.getPrompt('review-changes');
+    expect(last.text).toMatch(/Review the last commit \(nothing is staged or changed in the working tree\)/);
+    expect(last.resources[0]).toMatchObject({ uri: 'git://clean2/show/HEAD' });
+  });
+
+  it('pr-description compares with the default branch: commits and diff attached', async () => {
+    session = await open([repo]);
+    const pr = await session.getPrompt('pr-description');
+    expect(pr.description).toBe('Pull request: feature/export into main');
+    expect(pr.text).toMatch(/^Write a pull request description for merging feature\/export into main in app \(1 commit\)\./);
+    expect(pr.resources.map((r) => r.uri)).toEqual([`git://app/log/${encodeURIComponent('main..HEAD')}`, `git://app/compare/${encodeURIComponent('main...HEAD')}`]);
+    expect(pr.resources[0]).toHaveProperty('text', expect.stringMatching(/^[0-9a-f]{10} 2024-05-05 Test User: feat: export data\n$/));
+    const same = await session.getPrompt('pr-description', { base: 'feature/export' });
+    expect(same.text).toMatch(/has no commits that feature\/export does not have/);
+  });
+
+  it('summarize-changes defaults to everything since the last tag, and takes a range', async () => {
+    session = await open([repo]);
+    const since = await session.getPrompt('summarize-changes');
+    expect(since.description).toBe('Summary of the changes since v1.0.0 in app');
+    expect(since.text).toMatch(/in all: 4 files changed, \d+ insertions?\(\+\)/);
+    expect(since.resources[0]!.uri).toBe(`git://app/log/${encodeURIComponent('v1.0.0..HEAD')}`);
+    expect(since.resources[0]).toHaveProperty('text', expect.stringMatching(/feat: export data[\s\S]*fix\(parser\): trim input[\s\S]*feat\(cli\): add the command line\n$/));
+    const range = await session.getPrompt('summarize-changes', { range: 'HEAD~2..HEAD~1' });
+    expect(range.resources[0]).toHaveProperty('text', expect.stringMatching(/^[0-9a-f]{10} 2024-05-04 Test User: docs: add a guide\n {4}BREAKING CHANGE: the guide replaces the wiki\n$/));
+  });
+
+  it('changelog groups a Conventional Commits history by type, breaking changes first', async () => {
+    session = await open([repo]);
+    const log = await session.getPrompt('changelog');
+    expect(log.description).toBe('Changelog since v1.0.0 in app');
+    expect(log.messages).toHaveLength(3);
+    expect(log.text).toMatch(/Keep a Changelog/);
+    const grouped = (log.messages[2]!.content as { text: string }).text;
+    expect(grouped).toMatch(/^The history uses Conventional Commits; here are the commits grouped by type:\n\nBreaking changes:\n {2}- docs: add a guide \([0-9a-f]{10}\)\n\nFeatures:\n {2}- feat: export data \([0-9a-f]{10}\)\n {2}- feat\(cli\): add the command line \([0-9a-f]{10}\)\n\nFixes:\n {2}- fix\(parser\): trim input/);
+    expect((await session.getPrompt('changelog', { from: 'HEAD' })).text).toMatch(/There are no commits since HEAD/);
+  });
+
+  it('explain-code takes code, or a file path whose file is attached as it is in the working tree', async () => {
+    session = await open([repo]);
+    const file = await session.getPrompt('explain-code', { code: 'src/parser.ts' });
+    expect(file.text).toMatch(/^Explain the TypeScript file src\/parser\.ts of app \(attached, as it is in the working tree\)\./);
+    expect(file.resources).toEqual([{ uri: `git://app/file/${encodeURIComponent('src/parser.ts')}`, mimeType: 'text/plain', text: 'export function parse(s: string) {\n  return s.trim().split(",");\n}\n' }]);
+    const code = await session.getPrompt('explain-code', { code: 'const x = [1, 2].map((n) => n * 2);', language: 'JavaScript' });
+    expect(code.resources).toEqual([]);
+    expect(code.text).toMatch(/Explain this JavaScript code\.[\s\S]*```javascript\nconst x = \[1, 2\]\.map\(\(n\) => n \* 2\);\n```$/);
+    expect((await protocolError(session.getPrompt('explain-code', {}))).code).toBe(-32602);
+  });
+
+  it('treats empty arguments (which some clients send for optional ones) as omitted', async () => {
+    session = await open([repo]);
+    expect((await session.getPrompt('git-commit', { changes: '', repo: '' })).description).toBe('Commit message for the staged changes in app');
+    expect((await session.getPrompt('review-changes', { base: '', focus: '', repo: '' })).text).toMatch(/^Review the staged changes in app/);
+    expect((await session.getPrompt('pr-description', { base: '', repo: '' })).description).toBe('Pull request: feature/export into main');
+    expect((await session.getPrompt('summarize-changes', { range: '', repo: '' })).description).toBe('Summary of the changes since v1.0.0 in app');
+    expect((await session.getPrompt('changelog', { from: '', repo: '' })).description).toBe('Changelog since v1.0.0 in app');
+    expect((await session.getPrompt('explain-code', { code: 'src/parser.ts', language: '', repo: '' })).text).toMatch(/^Explain the TypeScript file src\/parser\.ts/);
+  });
+
+  it('asks which repository when there are several, naming them', async () => {
+    makeRepo(path.join(base, 'other'));
+    session = await open([base]);
+    const error = await protocolError(session.getPrompt('review-changes'));
+    expect(error.message).toMatch(/^Several repositories are available: app, clean, clean2, other\. Say which one with repo \(/);
+    expect((await session.getPrompt('review-changes', { repo: 'app' })).text).toMatch(/in app/);
+  });
+});
+
+describe('completion', () => {
+  let base: string;
+  let repo: string;
+  let cleanup: () => Promise<void>;
+  let session: TestSession | undefined;
+  beforeAll(async () => {
+    ({ dir: base, cleanup } = await makeTempDir('git-prompts-complete-'));
+    repo = makeRepo(path.join(base, 'code', 'app'), { 'src/a.ts': 'a\n', 'src/lib/b.ts': 'b\n', 'README.md': '# r\n' });
+    makeRepo(path.join(base, 'code', 'api'));
+    for (const b of ['main-next', 'feature/one', 'feature/two', 'fix/bug']) git(repo, ['branch', b]);
+    git(repo, ['tag', 'v1.0.0']);
+    git(repo, ['tag', 'v2.0.0']);
+    writeFiles(repo, { 'src/untracked.ts': 'u\n', 'ignored.log': 'x\n', '.gitignore': '*.log\n' });
+  });
+  afterEach(async () => {
+    await session?.close();
+    session = undefined;
+  });
+  afterAll(async () => {
+    await cleanup();
+  });
+
+  it('completes repositories, refs (branches, then tags), ranges and file paths', async () => {
+    session = await open([path.join(base, 'code')]);
+    expect((await session.complete({ prompt: 'git-commit' }, 'repo', 'a')).values).toEqual(['api', 'app']);
+    expect((await session.complete({ prompt: 'git-commit' }, 'repo', 'app')).values).toEqual(['app']);
+    const ctx = { repo: 'app' };
+    expect((await session.complete({ prompt: 'pr-description' }, 'base', 'ma', ctx)).values).toEqual(['main', 'main-next']);
+    expect((await session.complete({ prompt: 'pr-description' }, 'base', 'feature/', ctx)).values).toEqual(['feature/one', 'feature/two']);
+    expect((await session.complete({ prompt: 'changelog' }, 'from', 'v', ctx)).values).toEqual(['v1.0.0', 'v2.0.0']);
+    expect((await session.complete({ prompt: 'review-changes' }, 'base', 's', ctx)).values).toEqual(['staged']);
+    expect((await session.complete({ prompt: 'summarize-changes' }, 'range', 'v1.0.0..ma', ctx)).values).toEqual(['v1.0.0..main', 'v1.0.0..main-next']);
+    expect((await session.complete({ prompt: 'summarize-changes' }, 'range', 'v1.0.0...H', ctx)).values).toEqual(['v1.0.0...HEAD']);
+    expect((await session.complete({ prompt: 'explain-code' }, 'code', '', ctx)).values).toEqual(['.gitignore', 'README.md', 'src/']);
+    expect((await session.complete({ prompt: 'explain-code' }, 'code', 'src/', ctx)).values).toEqual(['src/a.ts', 'src/lib/', 'src/untracked.ts']);
+    expect((await session.complete({ prompt: 'explain-code' }, 'code', 'src/l', ctx)).values).toEqual(['src/lib/']);
+    expect((await session.complete({ prompt: 'explain-code' }, 'language', 'ty')).values).toEqual(['TypeScript']);
+    // Without a repository to complete in, nothing (not an error).
+    expect((await session.complete({ prompt: 'pr-description' }, 'base', 'ma')).values).toEqual([]);
+  });
+
+  it('completes template variables of the resources', async () => {
+    session = await open([repo]);
+    expect((await session.complete({ template: 'git://{repo}/status' }, 'repo', '')).values).toEqual(['app']);
+    expect((await session.complete({ template: 'git://{repo}/show/{rev}' }, 'rev', 'v', { repo: 'app' })).values).toEqual(['v1.0.0', 'v2.0.0']);
+    expect((await session.complete({ template: 'git://{repo}/file/{path}' }, 'path', 'src/lib/', { repo: 'app' })).values).toEqual(['src/lib/b.ts']);
+    expect((await session.complete({ template: 'git://{repo}/compare/{range}' }, 'range', 'fix', { repo: 'app' })).values).toEqual(['fix/bug']);
+    expect((await session.complete({ template: 'git://{repo}/log{?limit}' }, 'limit', '1')).values).toEqual(['10', '100']);
+  });
+});
+
+describe('prompts/list_changed', () => {
+  it('is sent when the client\'s roots change the set of repositories, and not otherwise', async () => {
+    const { dir: base, cleanup } = await makeTempDir('git-prompts-roots-');
+    const a = makeRepo(path.join(base, 'a'));
+    const b = makeRepo(path.join(base, 'b'));
+    const session = await open([base], { roots: [a] });
+    try {
+      await session.waitFor('notifications/prompts/list_changed', undefined, { timeoutMs: 20_000 });
+      expect((await session.complete({ prompt: 'git-commit' }, 'repo', '')).values).toEqual(['a']);
+      const mark = session.mark();
+      await session.setRoots([b]);
+      await session.waitFor('notifications/prompts/list_changed', undefined, { timeoutMs: 20_000, after: mark });
+      await session.waitFor('notifications/resources/list_changed', undefined, { timeoutMs: 20_000, after: mark });
+      expect((await session.complete({ prompt: 'git-commit' }, 'repo', '')).values).toEqual(['b']);
+      // Roots that change nothing about the repositories (a directory inside b) send nothing.
+      const quiet = session.mark();
+      await session.setRoots([b, path.join(b, '.git', '..')]);
+      await expect.poll(() => session.rootsRequests).toBe(3);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(session.notifications.slice(quiet).filter((n) => n.method === 'notifications/prompts/list_changed')).toEqual([]);
+    } finally {
+      await session.close();
+      await cleanup();
+    }
+  });
+});
