@@ -28,6 +28,29 @@ read_log_range reads lines or a time range; read_new_lines follows a log like ta
 /** Every tool, built once per configuration and shared by all sessions. */
 const tools = toolList<LogsConfig>([listLogs, tailLogTool, readLogRange, searchLogs, logStats, readNewLines]);
 
+/**
+ * Resources and prompts, likewise built once per configuration: a session holds no definitions of
+ * its own. Each prompt keeps its own argument type, so each is registered by its own closure.
+ */
+const registrations = new WeakMap<LogsConfig, ((server: SuiteServer) => void)[]>();
+function registrationsOf(config: LogsConfig): ((server: SuiteServer) => void)[] {
+  let built = registrations.get(config);
+  if (!built) {
+    const recent = recentResources(config);
+    const analyze = analyzeLogs(config);
+    const debug = debugError(config);
+    built = [
+      ...logFileTemplates(config).map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),
+      (server) => void server.resource(recent.resource),
+      (server) => void server.resourceTemplate(recent.template),
+      (server) => void server.prompt(analyze),
+      (server) => void server.prompt(debug),
+    ];
+    registrations.set(config, built);
+  }
+  return built;
+}
+
 /** Builds the server for one session: it only assembles; each feature lives in its own file. */
 export function buildServer(config: LogsConfig, session?: SessionInfo): SuiteServer {
   const server = new SuiteServer({
@@ -39,11 +62,6 @@ export function buildServer(config: LogsConfig, session?: SessionInfo): SuiteSer
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));
-  for (const template of logFileTemplates(config)) server.resourceTemplate(template);
-  const recent = recentResources(config);
-  server.resource(recent.resource);
-  server.resourceTemplate(recent.template);
-  server.prompt(analyzeLogs(config));
-  server.prompt(debugError(config));
+  for (const register of registrationsOf(config)) register(server);
   return server;
 }
