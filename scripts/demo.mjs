@@ -2,9 +2,9 @@
 // pnpm demo: a real MCP client session against the built servers, printing what a user would see.
 // The filesystem server runs on a sample project it creates in a temporary directory; the SQLite
 // server runs on its embedded demo database; the git-prompts server runs on the sample project made a
-// git repository; the GitHub server talks to the fake GitHub of its tests on 127.0.0.1 (no network).
-// Nothing outside the temporary directory is touched.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+// git repository; the logs server tails and follows a log written there; the GitHub server talks to
+// the fake GitHub of its tests on 127.0.0.1 (no network). Nothing outside the temporary directory is touched.
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -102,6 +102,42 @@ try {
   console.log(indent(completion.completion.values.join('\n')));
   await call(repo, 'git_show', { revision: '--output=/tmp/pwned' });
   await repo.close();
+
+  const logsDir = path.join(sample, 'logs');
+  await mkdir(logsDir);
+  const appLog = path.join(logsDir, 'app.log');
+  const at = (minutesAgo) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
+  await writeFile(
+    appLog,
+    [
+      `${at(9)} INFO  server listening on :8080`,
+      `${at(7)} INFO  GET /orders 200 12ms`,
+      `${at(5)} ERROR payment 4411 declined: card expired`,
+      '    at Payments.charge (payments.js:88)',
+      `${at(3)} WARN  slow query on orders (1840 ms)`,
+      `${at(1)} INFO  GET /health 200 1ms`,
+    ].join('\n') + '\n',
+  );
+  const logs = await session('logs server on a sample log', path.join(root, 'servers/logs/dist/index.js'), [logsDir]);
+  await call(logs, 'tail_log', { path: appLog, lines: 4 });
+  await call(logs, 'tail_log', { path: appLog, level: 'error' });
+  const uri = `logs://file${appLog}`;
+  const updated = new Promise((resolve) => {
+    logs.fallbackNotificationHandler = async (n) => {
+      if (n.method === 'notifications/resources/updated' && n.params?.uri === uri) resolve(n);
+    };
+  });
+  await logs.subscribeResource({ uri });
+  console.log(`\n${bold('▶')} resources/subscribe ${dim(uri)}, then a line is appended to app.log`);
+  const appendedAt = Date.now();
+  await appendFile(appLog, `${new Date().toISOString()} ERROR payment 4412 declined: insufficient funds\n`);
+  const timeout = new Promise((resolve) => setTimeout(() => resolve(undefined), 5000).unref());
+  const note = await Promise.race([updated, timeout]);
+  console.log(note ? indent(`notifications/resources/updated ${note.params.uri} (${Date.now() - appendedAt} ms after the append)`) : indent('(no notification within 5 s)'));
+  const { contents } = await logs.readResource({ uri: `${uri}?level=error` });
+  console.log(`\n${bold('▶')} resources/read ${dim(`${uri}?level=error`)}`);
+  console.log(indent(contents[0].text));
+  await logs.close();
 
   // The fake GitHub of the github server's tests, seeded with a repository whose issue #1 hides
   // instructions in invisible characters and an HTML comment.

@@ -62,6 +62,7 @@ export { mimeTypeFor, isTextMimeType, isProbablyText, OCTET_STREAM } from './mim
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
 export { TimeBudget } from './time-budget.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
+export { nestedQuantifier } from './regex-safety.js';
 export { ProtocolError } from './protocol-errors.js';
 export {
   runProcess,

@@ -1,14 +1,13 @@
 import { promises as fs } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
+import { ToolError, defineTool, nestedQuantifier, type AnyToolDefinition } from '@suite/shared';
 import { READ_ONLY } from '../annotations.js';
 import type { FilesystemConfig } from '../config.js';
 import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
 import { includeExcludeMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
 import { readBudget } from '../read-budget.js';
-import { nestedQuantifier } from '../regex-safety.js';
 import { MAX_PATTERN_LENGTH, compileGlob } from '../search-patterns.js';
 import { formatSize } from '../sizes.js';
 import { rootContaining, walkBatches } from '../walk.js';

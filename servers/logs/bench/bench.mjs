@@ -1,0 +1,188 @@
+// pnpm bench logs: the built server over stdio (the real SDK client) on a generated 1 GB log, side by
+// side in one run with GNU grep -c, tail -n and tail -F on the same file. Every time is a median; the
+// server's peak memory is its VmHWM (the scan worker runs in the same process). The log lives in a
+// temporary directory that is removed at the end, even on failure.
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, statfsSync } from 'node:fs';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { connectStdio, formatBytes, median, printTable } from '../../../scripts/bench-kit.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const OURS = path.resolve(here, '..', 'dist', 'index.js');
+
+const args = new Set(process.argv.slice(2));
+const QUICK = args.has('--quick');
+const TARGET_BYTES = QUICK ? 256 * 1024 * 1024 : 1024 * 1024 * 1024;
+const RUNS = QUICK ? 3 : 5;
+const RARE = 'ZX81-RARE-TOKEN';
+const RARE_EVERY = 1_000_003;
+
+function log(message) {
+  process.stderr.write(`${message}\n`);
+}
+
+async function generate(file, bytes) {
+  const started = performance.now();
+  const stream = createWriteStream(file);
+  const base = Date.now() - 86_400_000;
+  const levels = ['INFO', 'INFO', 'INFO', 'INFO', 'INFO', 'INFO', 'DEBUG', 'WARN', 'INFO', 'INFO'];
+  let written = 0;
+  let n = 0;
+  let rare = 0;
+  while (written < bytes) {
+    let chunk = '';
+    for (let i = 0; i < 20_000; i++) {
+      n++;
+      const level = n % 997 === 0 ? 'ERROR' : levels[n % 10];
+      const tail = n % RARE_EVERY === 0 ? ` ${RARE}` : '';
+      if (tail) rare++;
+      chunk += `${new Date(base + Math.floor(n / 12)).toISOString()} ${level} request ${String(n).padStart(9, '0')} served in ${n % 1000}ms by worker-${n % 16} path=/api/v1/orders/${n % 5000}${tail}\n`;
+      if (level === 'ERROR') chunk += `java.lang.IllegalStateException: order ${n % 5000} is locked\n\tat com.example.Orders.update(Orders.java:${n % 400})\n`;
+    }
+    written += Buffer.byteLength(chunk);
+    if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve));
+  }
+  await new Promise((resolve, reject) => stream.end((error) => (error ? reject(error) : resolve())));
+  log(`generated ${formatBytes(written)} (${n} lines, ${rare} rare ones) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { lines: n, rare, bytes: written };
+}
+
+function timeCommand(command, argv) {
+  const start = performance.now();
+  const result = spawnSync(command, argv, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const ms = performance.now() - start;
+  if (result.status !== 0 && result.status !== 1) throw new Error(`${command} failed: ${result.stderr}`);
+  return { ms, stdout: result.stdout };
+}
+
+async function timeTool(client, name, args, runs, warmup = 1) {
+  const times = [];
+  let last;
+  for (let i = 0; i < runs + warmup; i++) {
+    const start = performance.now();
+    last = await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
+    if (i >= warmup) times.push(performance.now() - start);
+  }
+  if (last.isError) throw new Error(`${name} failed: ${last.content?.[0]?.text}`);
+  return { ms: median(times), last };
+}
+
+async function peakRss(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { peak: kb('VmHWM'), now: kb('VmRSS') };
+}
+
+/** Time from an append to the first line out of `tail -F` (inotify), as a reference for notification latency. */
+async function tailFollowLatency(file, runs) {
+  const child = spawn('tail', ['-F', '-n', '0', file], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const times = [];
+  await new Promise((r) => setTimeout(r, 300));
+  for (let i = 0; i < runs; i++) {
+    const seen = new Promise((resolve) => child.stdout.once('data', resolve));
+    const start = performance.now();
+    await appendFile(file, `${new Date().toISOString()} INFO follow ${i}\n`);
+    await seen;
+    times.push(performance.now() - start);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  child.kill();
+  return median(times);
+}
+
+async function notificationLatency(client, notifications, uri, file, runs) {
+  await client.subscribeResource({ uri });
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const before = notifications.length;
+    const start = performance.now();
+    await appendFile(file, `${new Date().toISOString()} INFO appended ${i}\n`);
+    while (notifications.length === before) await new Promise((r) => setTimeout(r, 1));
+    times.push(performance.now() - start);
+    // Let the hub's debounce window close, so each append is measured on its own.
+    await new Promise((r) => setTimeout(r, 1200));
+  }
+  await client.unsubscribeResource({ uri });
+  return median(times);
+}
+
+const tmpRoot = os.tmpdir();
+const free = (() => {
+  const s = statfsSync(tmpRoot);
+  return s.bavail * s.bsize;
+})();
+if (free < TARGET_BYTES * 1.3) {
+  console.error(`Not enough free disk in ${tmpRoot}: ${formatBytes(free)} free, ${formatBytes(TARGET_BYTES * 1.3)} needed. Free some space or run with --quick (256 MiB).`);
+  process.exit(2);
+}
+log(`free disk in ${tmpRoot}: ${formatBytes(free)}`);
+for (const tool of ['grep', 'tail']) {
+  if (spawnSync(tool, ['--version']).status !== 0) {
+    console.error(`${tool} is not installed; the comparison needs GNU ${tool}.`);
+    process.exit(2);
+  }
+}
+
+const dir = await mkdtemp(path.join(tmpRoot, 'suite-logs-bench-'));
+let server;
+try {
+  const big = path.join(dir, 'big.log');
+  const small = path.join(dir, 'small.log');
+  const { rare } = await generate(big, TARGET_BYTES);
+  const smallBytes = (await generate(small, 1024 * 1024)).bytes;
+  // Warm the page cache for everyone alike: grep and the server then both read from memory.
+  timeCommand('grep', ['-c', 'no-such-text-anywhere', big]);
+
+  const notifications = [];
+  server = await connectStdio(process.execPath, [OURS, dir]);
+  server.client.fallbackNotificationHandler = async (n) => {
+    if (n.method === 'notifications/resources/updated') notifications.push(n);
+  };
+  const rows = [];
+
+  const tailSmall = await timeTool(server.client, 'tail_log', { path: small, lines: 100 }, 20, 3);
+  const tailBig = await timeTool(server.client, 'tail_log', { path: big, lines: 100 }, 20, 3);
+  const gnuTail = median(Array.from({ length: 20 }, () => timeCommand('tail', ['-n', '100', big]).ms));
+  if (tailBig.last.structuredContent.lines.length !== 100) throw new Error('tail_log returned the wrong number of lines');
+  rows.push({ name: `tail 100 lines of a ${formatBytes(smallBytes)} log`, ours: tailSmall.ms, theirs: gnuTail, unit: 'ms', note: '' });
+  rows.push({ name: `tail 100 lines of the ${formatBytes(TARGET_BYTES)} log`, ours: tailBig.ms, theirs: gnuTail, unit: 'ms' });
+
+  const before = await peakRss(server.pid);
+  const search = await timeTool(server.client, 'search_logs', { pattern: RARE, literal: true, paths: [big], maxResults: 1000 }, RUNS);
+  const grepRare = median(Array.from({ length: RUNS }, () => timeCommand('grep', ['-c', RARE, big]).ms));
+  const grepCount = Number(timeCommand('grep', ['-c', RARE, big]).stdout.trim());
+  const found = search.last.structuredContent.matches.length;
+  if (found !== grepCount || found !== rare) throw new Error(`search_logs found ${found}, grep ${grepCount}, generated ${rare}`);
+  rows.push({ name: `search_logs, rare literal (${found} hits)`, ours: search.ms, theirs: grepRare, unit: 'ms' });
+
+  const regex = await timeTool(server.client, 'search_logs', { pattern: 'ZX\\d+-RARE-TOKEN', paths: [big], maxResults: 1000 }, RUNS);
+  const grepRegex = median(Array.from({ length: RUNS }, () => timeCommand('grep', ['-cE', 'ZX[0-9]+-RARE-TOKEN', big]).ms));
+  if (regex.last.structuredContent.matches.length !== rare) throw new Error('search_logs (regex) found the wrong number of lines');
+  rows.push({ name: 'search_logs, rare regular expression', ours: regex.ms, theirs: grepRegex, unit: 'ms' });
+  const afterSearch = await peakRss(server.pid);
+
+  const stats = await timeTool(server.client, 'log_stats', { paths: [big], timeBudgetSeconds: 300 }, QUICK ? 1 : 3, 0);
+  const grepErrors = median(Array.from({ length: QUICK ? 1 : 3 }, () => timeCommand('grep', ['-c', ' ERROR ', big]).ms));
+  if (!stats.last.structuredContent.complete) throw new Error('log_stats did not finish within its budget');
+  rows.push({ name: `log_stats over the whole file (${stats.last.structuredContent.entries} entries)`, ours: stats.ms, theirs: grepErrors, unit: 'ms', note: 'grep -c " ERROR " as a floor' });
+  const afterStats = await peakRss(server.pid);
+
+  const uri = `logs://file${big}`;
+  const latency = await notificationLatency(server.client, notifications, uri, big, QUICK ? 5 : 10);
+  const follow = await tailFollowLatency(big, QUICK ? 5 : 10);
+  rows.push({ name: 'append to notifications/resources/updated', ours: latency, theirs: follow, unit: 'ms', note: 'tail -F shows the line' });
+
+  printTable(`logs: ${formatBytes(TARGET_BYTES)} log, medians (ours over stdio; GNU tools as processes)`, ['@suite/server-logs', 'GNU grep / tail'], rows);
+  printTable('logs: server memory', ['@suite/server-logs', 'before the searches'], [
+    { name: 'peak RSS after the searches (VmHWM)', ours: afterSearch.peak, theirs: before.peak, unit: 'bytes', note: '' },
+    { name: 'peak RSS after log_stats (VmHWM)', ours: afterStats.peak, theirs: before.peak, unit: 'bytes', note: '' },
+  ]);
+} finally {
+  await server?.close().catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+  log(`removed ${dir}`);
+}

@@ -1,0 +1,98 @@
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { PathGuard, ToolError, type RequestContext } from '@suite/shared';
+import type { LogsConfig } from './config.js';
+import { familyOf, rotationOf, type LogRoots } from './discovery.js';
+
+/**
+ * Which files a request may read. The effective roots come from shared (command-line paths,
+ * narrowed by the client's roots); a log file named on the command line is a root of its own and
+ * brings its rotated siblings (app.log.1, app.log.2.gz, …, found when the request runs, so a
+ * rotation that happened since start-up is covered), never the rest of its directory. Every file
+ * is then opened through a PathGuard over exactly that set.
+ */
+
+export async function logRoots(ctx: RequestContext, config: LogsConfig): Promise<LogRoots> {
+  const { directories } = await ctx.roots();
+  const files = directories.filter((p) => config.files.includes(p));
+  return { directories: directories.filter((p) => !files.includes(p)), files };
+}
+
+export function noLogsMessage(): string {
+  return (
+    'No log directory or file is allowed. Start the server with directories or log files as arguments ' +
+    '(for example: npx @suite/server-logs /var/log/myapp), or use a client that provides roots.'
+  );
+}
+
+/** A path guard over the directories and the named files with their current rotations. */
+export async function logGuard(ctx: RequestContext, config: LogsConfig): Promise<PathGuard> {
+  if ((await ctx.roots()).directories.length === 0) throw ToolError.accessDenied(noLogsMessage());
+  const base = await ctx.paths();
+  const roots = await logRoots(ctx, config);
+  if (roots.files.length === 0) return base;
+  const rotated: string[] = [];
+  for (const file of roots.files) for (const member of await familyOf(file)) if (member.path !== file) rotated.push(member.path);
+  // Directories first: relative paths resolve against the first root.
+  return new PathGuard([...roots.directories, ...roots.files, ...rotated], config.aliases);
+}
+
+export interface OpenedLog {
+  handle: FileHandle;
+  /** Real path. */
+  real: string;
+  /** As the user gave it: the only spelling messages use. */
+  userPath: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  dev: number;
+  /** 0 where the filesystem does not record it. */
+  birthtimeMs: number;
+  compressed: boolean;
+}
+
+/**
+ * Resolves and opens a log for reading through the guard (O_NOFOLLOW on the last component, the
+ * descriptor checked after opening); refuses directories, FIFOs and devices.
+ */
+export async function openLog(guard: PathGuard, userPath: string): Promise<OpenedLog> {
+  let real: string;
+  try {
+    ({ real } = await guard.resolve(userPath, { mustExist: true }));
+  } catch (error) {
+    if (error instanceof ToolError && error.kind === 'not_found') throw ToolError.notFound(`No such log file: ${userPath}. Call list_logs to see the logs you can read.`);
+    throw error;
+  }
+  // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below as not a regular file.
+  let handle: FileHandle;
+  try {
+    handle = await guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw ToolError.notFound(`No such log file: ${userPath} (it may have just been rotated away). Try again, or call list_logs.`);
+    if (code === 'EACCES' || code === 'EPERM') throw ToolError.accessDenied(`Permission denied: the server cannot read ${userPath}.`);
+    throw error;
+  }
+  const stat = await handle.stat();
+  if (stat.isDirectory()) {
+    await handle.close();
+    throw ToolError.invalidArgument(`${userPath} is a directory. Give a log file inside it (list_logs shows them).`);
+  }
+  if (!stat.isFile()) {
+    await handle.close();
+    throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
+  }
+  const compressed = rotationOf(real.slice(real.lastIndexOf('/') + 1)).compressed;
+  return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, compressed };
+}
+
+/** Runs fn with the log open, and closes it whatever happens. */
+export async function withLog<T>(guard: PathGuard, userPath: string, fn: (log: OpenedLog) => Promise<T>): Promise<T> {
+  const log = await openLog(guard, userPath);
+  try {
+    return await fn(log);
+  } finally {
+    await log.handle.close().catch(() => undefined);
+  }
+}

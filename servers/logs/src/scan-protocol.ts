@@ -1,0 +1,96 @@
+import type { FormatSpec } from './formats/parsers.js';
+import type { Level } from './levels.js';
+
+/**
+ * What the main thread and the scan worker say to each other. Plain data only (it crosses a
+ * thread boundary by structured clone); a leaf module.
+ */
+
+export interface SearchQuery {
+  /** A JavaScript regular expression, or text with `literal`. Absent: every entry that passes the filters. */
+  pattern?: string;
+  literal: boolean;
+  caseSensitive: boolean;
+  minLevel?: Level;
+  since?: number;
+  until?: number;
+  contextLines: number;
+  maxResults: number;
+}
+
+export interface SearchMatch {
+  file: string;
+  /** 1-based line number in the file (in the decompressed text for .gz). */
+  line: number;
+  text: string;
+  time?: string;
+  level?: Level;
+  /** The first line of the entry, when the match is in one of its continuation lines (a stack frame). */
+  entry?: string;
+  before?: string[];
+  after?: string[];
+}
+
+export type LevelKey = Level | 'unknown';
+
+export interface StatsQuery {
+  since?: number;
+  until?: number;
+  /** Bucket width asked for; undefined picks one that gives at most 60 buckets. */
+  bucketMs?: number;
+  topErrors: number;
+  /** Entries at this level or above count as errors for the top messages. */
+  errorLevel: Level;
+}
+
+export interface TopMessage {
+  /** With numbers, ids, addresses and UUIDs replaced, so similar entries group together. */
+  pattern: string;
+  count: number;
+  /** One real message of the group. */
+  example: string;
+  level: Level;
+  first?: number;
+  last?: number;
+}
+
+export interface StatsResult {
+  entries: number;
+  /** Lines that continue an entry (stack frames, wrapped text). */
+  continuationLines: number;
+  levels: Partial<Record<LevelKey, number>>;
+  withoutTime: number;
+  first?: number;
+  last?: number;
+  bucketMs: number;
+  timeline: { start: number; counts: Partial<Record<LevelKey, number>> }[];
+  topErrors: TopMessage[];
+  /** Distinct error patterns seen (approximate past the tracking cap). */
+  distinctErrors: number;
+}
+
+export type ScanJob =
+  | { kind: 'search'; query: SearchQuery; deadline: number }
+  | { kind: 'stats'; query: StatsQuery; deadline: number };
+
+/** One file to scan; the main thread opened it through the path guard, the worker only reads the descriptor. */
+export interface ScanFileMessage {
+  type: 'file';
+  index: number;
+  fd: number;
+  display: string;
+  compressed: boolean;
+  spec: FormatSpec;
+}
+
+export type ToWorker = { type: 'start'; job: ScanJob } | ScanFileMessage | { type: 'end' };
+
+export type FileOutcome = { status: 'scanned'; lines: number; bytes: number } | { status: 'unreadable'; reason: string };
+
+export type FromWorker =
+  | { type: 'progress'; bytes: number }
+  | { type: 'matches'; matches: SearchMatch[] }
+  | { type: 'file-done'; index: number; outcome: FileOutcome; stopped?: 'max-results' | 'time-budget' }
+  /** The answer to 'end': the job is over (with the statistics, for a stats job); the worker waits for the next. */
+  | { type: 'done'; stats?: StatsResult }
+  | { type: 'failed'; message: string };

@@ -1,0 +1,67 @@
+import { createRequire } from 'node:module';
+import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
+import type { LogsConfig } from './config.js';
+import { analyzeLogs } from './prompts/analyze-logs.js';
+import { debugError } from './prompts/debug-error.js';
+import { logFileTemplates } from './resources/log-files.js';
+import { recentResources } from './resources/recent.js';
+import { listLogs } from './tools/list-logs.js';
+import { logStats } from './tools/log-stats.js';
+import { readLogRange } from './tools/read-log-range.js';
+import { readNewLines } from './tools/read-new-lines.js';
+import { searchLogs } from './tools/search-logs.js';
+import { tailLogTool } from './tools/tail-log.js';
+
+export type { LogsConfig, LogsLimits } from './config.js';
+export { DEFAULT_LIMITS } from './config.js';
+export { DEFAULT_JSON_FIELDS } from './formats/parsers.js';
+
+const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+export const VERSION = pkg.version;
+
+const INSTRUCTIONS = `Reads the log files in the allowed directories (and files named on the command line, with their rotated copies).
+Start with list_logs. tail_log shows the end of a log (fast on any size); search_logs greps across logs, rotated and .gz copies
+included, with level and time filters; log_stats counts entries per level over time and groups the most frequent errors;
+read_log_range reads lines or a time range; read_new_lines follows a log like tail -f. Logs are also resources
+(logs://file/<path>, filtered with ?level=&since=&grep=, and logs://recent?timeframe=1h) that can be subscribed to.`;
+
+/** Every tool, built once per configuration and shared by all sessions. */
+const tools = toolList<LogsConfig>([listLogs, tailLogTool, readLogRange, searchLogs, logStats, readNewLines]);
+
+/**
+ * Resources and prompts, likewise built once per configuration: a session holds no definitions of
+ * its own. Each prompt keeps its own argument type, so each is registered by its own closure.
+ */
+const registrations = new WeakMap<LogsConfig, ((server: SuiteServer) => void)[]>();
+function registrationsOf(config: LogsConfig): ((server: SuiteServer) => void)[] {
+  let built = registrations.get(config);
+  if (!built) {
+    const recent = recentResources(config);
+    const analyze = analyzeLogs(config);
+    const debug = debugError(config);
+    built = [
+      ...logFileTemplates(config).map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),
+      (server) => void server.resource(recent.resource),
+      (server) => void server.resourceTemplate(recent.template),
+      (server) => void server.prompt(analyze),
+      (server) => void server.prompt(debug),
+    ];
+    registrations.set(config, built);
+  }
+  return built;
+}
+
+/** Builds the server for one session: it only assembles; each feature lives in its own file. */
+export function buildServer(config: LogsConfig, session?: SessionInfo): SuiteServer {
+  const server = new SuiteServer({
+    name: pkg.name,
+    version: pkg.version,
+    instructions: INSTRUCTIONS,
+    roots: { directories: [...config.directories, ...config.files], aliases: config.aliases },
+    changes: config.changes,
+    ...(session ? { session } : {}),
+  });
+  server.tools(tools(config));
+  for (const register of registrationsOf(config)) register(server);
+  return server;
+}

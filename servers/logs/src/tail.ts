@@ -1,0 +1,315 @@
+import type { FileHandle } from 'node:fs/promises';
+import { throwIfCancelled } from '@suite/shared';
+import type { OpenedLog } from './access.js';
+import { MAX_LINE_BYTES, NEWLINE, gzipSource, splitLines, utf8Boundary } from './chunks.js';
+import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
+import { atLeast, type Level } from './levels.js';
+
+/**
+ * The end of a log, read backwards from its end in chunks: the time it takes depends on what is
+ * returned, not on the size of the file. Lines are cut out of the bytes at newlines and only then
+ * decoded, so a multi-byte UTF-8 character that straddles two chunks is never split (0x0A never
+ * occurs inside one). With a filter, lines are grouped into entries (a stack trace stays with the
+ * line that starts it) and the last matching entries are returned.
+ */
+
+const BACKWARD_CHUNK = 64 * 1024;
+
+async function readFully(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
+
+function decodeLine(data: Buffer, start: number, end: number): string {
+  const text = data.toString('utf8', start, end);
+  return text.endsWith('\r') ? text.slice(0, -1) : text;
+}
+
+export interface BackwardLine {
+  text: string;
+  /** Byte offset of the line's start in the file. */
+  offset: number;
+}
+
+/**
+ * The lines before `end`, last first. A newline that ends the file does not make an empty last
+ * line. A line longer than MAX_LINE_BYTES comes out in pieces (bounded memory).
+ */
+export async function* linesBackward(handle: FileHandle, end: number, chunkBytes = BACKWARD_CHUNK): AsyncGenerator<BackwardLine> {
+  let position = end;
+  let carry: Buffer | undefined;
+  let atEnd = true;
+  while (position > 0) {
+    const length = Math.min(chunkBytes, position);
+    position -= length;
+    const buffer = Buffer.allocUnsafe(length);
+    const n = await readFully(handle, buffer, position);
+    // The file shrank under us (truncated): what is left is read as it is.
+    const read = n === length ? buffer : buffer.subarray(0, n);
+    const data = carry ? Buffer.concat([read, carry]) : read;
+    let lineEnd = data.length;
+    if (atEnd) {
+      atEnd = false;
+      if (lineEnd > 0 && data[lineEnd - 1] === NEWLINE) lineEnd--;
+    }
+    let nl = lineEnd > 0 ? data.lastIndexOf(NEWLINE, lineEnd - 1) : -1;
+    while (nl !== -1) {
+      yield { text: decodeLine(data, nl + 1, lineEnd), offset: position + nl + 1 };
+      lineEnd = nl;
+      nl = lineEnd > 0 ? data.lastIndexOf(NEWLINE, lineEnd - 1) : -1;
+    }
+    carry = data.subarray(0, lineEnd);
+    if (carry.length > MAX_LINE_BYTES) {
+      const start = utf8Boundary(carry, carry.length - MAX_LINE_BYTES);
+      yield { text: decodeLine(carry, start, carry.length), offset: position + start };
+      carry = Buffer.from(carry.subarray(0, start));
+    }
+  }
+  if (carry !== undefined) yield { text: decodeLine(carry, 0, carry.length), offset: 0 };
+}
+
+export interface EntryFilter {
+  minLevel?: Level;
+  since?: number;
+  /** Case-insensitive text that one of the entry's lines contains. */
+  grep?: string;
+}
+
+export function hasFilter(filter: EntryFilter): boolean {
+  return filter.minLevel !== undefined || filter.since !== undefined || (filter.grep !== undefined && filter.grep.length > 0);
+}
+
+export interface TailOptions {
+  /** Lines without a filter, entries with one. */
+  count: number;
+  maxBytes: number;
+  filter: EntryFilter;
+  spec: FormatSpec;
+  signal: AbortSignal;
+  deadline: number;
+  /** A filtered tail gives up after reading this much backwards. */
+  maxScanBytes: number;
+}
+
+export interface TailResult {
+  lines: string[];
+  /** The same lines grouped by entry (one line per group without a filter), oldest first. */
+  groups: string[][];
+  /** The time of each group's entry, when known (with a filter). */
+  times: (number | undefined)[];
+  /** Entries returned (equal to lines.length without a filter). */
+  entries: number;
+  /** The byte cap dropped older lines (or cut the one line returned). */
+  cutByBytes: boolean;
+  /** Everything from the start of the file was looked at. */
+  reachedStart: boolean;
+  /** A filtered tail stopped before finding `count` entries: the time budget or the scan cap. */
+  stoppedEarly?: 'time-budget' | 'scan-limit';
+  scannedBytes: number;
+}
+
+function clipToBytes(line: string, maxBytes: number): string {
+  if (Buffer.byteLength(line) <= maxBytes) return line;
+  const bytes = Buffer.from(line);
+  // Room for the ellipsis (3 bytes); then forward to the start of a character.
+  let start = bytes.length - maxBytes + 3;
+  while (start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start++;
+  return `…${bytes.toString('utf8', start)}`;
+}
+
+/**
+ * Lines grouped into entries as they are seen backwards: continuation lines wait for the line that
+ * starts them. A runaway "entry" (no start in sight) keeps only its lines nearest the start, up to
+ * `maxBytes`: it could not be returned whole anyway, and memory stays bounded.
+ */
+class BackwardEntries {
+  private continuation: string[] = [];
+  private bytes = 0;
+  constructor(
+    private readonly parser: LineParser,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Feeds one line (last first); returns the entry it completes, in file order, with its head. */
+  push(line: string): { lines: string[]; head: ReturnType<LineParser['head']> } | undefined {
+    const head = this.parser.head(line);
+    if (head === undefined) {
+      this.continuation.push(line);
+      this.bytes += line.length;
+      while (this.bytes > this.maxBytes && this.continuation.length > 1) this.bytes -= (this.continuation.shift() as string).length;
+      return undefined;
+    }
+    const lines = [line, ...this.continuation.reverse()];
+    this.continuation = [];
+    this.bytes = 0;
+    return { lines, head };
+  }
+
+  /** Lines before the first entry start of the file. */
+  rest(): string[] {
+    const lines = this.continuation.reverse();
+    this.continuation = [];
+    this.bytes = 0;
+    return lines;
+  }
+}
+
+export function entryMatches(lines: readonly string[], head: ReturnType<LineParser['head']>, filter: EntryFilter): boolean {
+  if (filter.minLevel !== undefined && !atLeast(head?.level, filter.minLevel)) return false;
+  if (filter.since !== undefined && (head?.time === undefined || head.time < filter.since)) return false;
+  if (filter.grep) {
+    const needle = filter.grep.toLowerCase();
+    if (!lines.some((l) => l.toLowerCase().includes(needle))) return false;
+  }
+  return true;
+}
+
+/** How many entries older than `since` in a row end a backward scan (logs are nearly in order). */
+const OLDER_STREAK = 50;
+
+export async function tailPlain(log: OpenedLog, options: TailOptions): Promise<TailResult> {
+  const filtered = hasFilter(options.filter);
+  const picked: string[][] = [];
+  const times: (number | undefined)[] = [];
+  let bytes = 0;
+  let cutByBytes = false;
+  let reachedStart = true;
+  let stoppedEarly: TailResult['stoppedEarly'];
+  let scanned = 0;
+  let seen = 0;
+  const take = (lines: string[], time?: number): boolean => {
+    const size = lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+    if (bytes + size > options.maxBytes) {
+      cutByBytes = true;
+      if (picked.length === 0) {
+        picked.push(lines.map((l) => clipToBytes(l, options.maxBytes)));
+        times.push(time);
+      }
+      return false;
+    }
+    bytes += size;
+    picked.push(lines);
+    times.push(time);
+    return picked.length < options.count;
+  };
+
+  const entries = filtered ? new BackwardEntries(parserFor(options.spec), options.maxBytes) : undefined;
+  let olderStreak = 0;
+  for await (const line of linesBackward(log.handle, log.size)) {
+    scanned = log.size - line.offset;
+    if ((++seen & 1023) === 0) {
+      throwIfCancelled(options.signal);
+      if (Date.now() > options.deadline) stoppedEarly = 'time-budget';
+      else if (filtered && scanned > options.maxScanBytes) stoppedEarly = 'scan-limit';
+      if (stoppedEarly) {
+        reachedStart = false;
+        break;
+      }
+    }
+    if (!entries) {
+      if (!take([line.text])) {
+        reachedStart = line.offset === 0;
+        break;
+      }
+      continue;
+    }
+    const entry = entries.push(line.text);
+    if (!entry) continue;
+    if (entryMatches(entry.lines, entry.head, options.filter)) {
+      olderStreak = 0;
+      if (!take(entry.lines, entry.head?.time)) {
+        reachedStart = line.offset === 0;
+        break;
+      }
+    } else if (options.filter.since !== undefined && entry.head?.time !== undefined && entry.head.time < options.filter.since) {
+      if (++olderStreak >= OLDER_STREAK) {
+        reachedStart = false;
+        break;
+      }
+    }
+  }
+  if (entries && reachedStart && !stoppedEarly && picked.length < options.count) {
+    const orphan = entries.rest();
+    if (orphan.length > 0 && entryMatches(orphan, undefined, options.filter)) take(orphan);
+  }
+  picked.reverse();
+  times.reverse();
+  return { lines: picked.flat(), groups: picked, times, entries: picked.length, cutByBytes, reachedStart, scannedBytes: scanned, ...(stoppedEarly ? { stoppedEarly } : {}) };
+}
+
+/** The end of a .gz log: it can only be read from the start, so its lines stream through a window of the last ones. */
+export async function tailCompressed(log: OpenedLog, options: TailOptions): Promise<TailResult> {
+  const filtered = hasFilter(options.filter);
+  const parser = parserFor(options.spec);
+  // The last entries seen, bounded in count and in bytes (the answer's cap): memory stays bounded whatever the file.
+  const window: { lines: string[]; time: number | undefined; size: number }[] = [];
+  let windowBytes = 0;
+  let current: { lines: string[]; head: ReturnType<LineParser['head']>; size: number } | undefined;
+  let stoppedEarly: TailResult['stoppedEarly'];
+  const source = gzipSource(log.handle.fd);
+  const keep = (entry: { lines: string[]; head: ReturnType<LineParser['head']>; size: number }): void => {
+    if (filtered && !entryMatches(entry.lines, entry.head, options.filter)) return;
+    window.push({ lines: entry.lines, time: entry.head?.time, size: entry.size });
+    windowBytes += entry.size;
+    while (window.length > 1 && (window.length > options.count || windowBytes - (window[0] as { size: number }).size >= options.maxBytes)) {
+      windowBytes -= (window.shift() as { size: number }).size;
+    }
+  };
+  for await (const chunk of source.lineChunks()) {
+    throwIfCancelled(options.signal);
+    for (const line of splitLines(chunk.bytes.toString('utf8'))) {
+      if (!filtered) {
+        keep({ lines: [line], head: undefined, size: line.length + 1 });
+        continue;
+      }
+      const head = parser.head(line);
+      if (head === undefined && current) {
+        // An entry longer than the answer can hold keeps its start.
+        if (current.size < options.maxBytes) {
+          current.lines.push(line);
+          current.size += line.length + 1;
+        }
+        continue;
+      }
+      if (current) keep(current);
+      current = { lines: [line], head, size: line.length + 1 };
+    }
+    if (Date.now() > options.deadline) {
+      stoppedEarly = 'time-budget';
+      break;
+    }
+  }
+  if (current && !stoppedEarly) keep(current);
+  // Apply the byte cap from the newest entry back, as for a plain file.
+  const picked: string[][] = [];
+  const times: (number | undefined)[] = [];
+  let bytes = 0;
+  let cutByBytes = false;
+  for (let i = window.length - 1; i >= 0; i--) {
+    const { lines, time } = window[i] as { lines: string[]; time: number | undefined; size: number };
+    const size = lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+    if (bytes + size > options.maxBytes) {
+      cutByBytes = true;
+      if (picked.length === 0) {
+        picked.push(lines.map((l) => clipToBytes(l, options.maxBytes)));
+        times.push(time);
+      }
+      break;
+    }
+    bytes += size;
+    picked.push(lines);
+    times.push(time);
+  }
+  picked.reverse();
+  times.reverse();
+  return { lines: picked.flat(), groups: picked, times, entries: picked.length, cutByBytes, reachedStart: !stoppedEarly, scannedBytes: source.consumed(), ...(stoppedEarly ? { stoppedEarly } : {}) };
+}
+
+export function tailLog(log: OpenedLog, options: TailOptions): Promise<TailResult> {
+  return log.compressed ? tailCompressed(log, options) : tailPlain(log, options);
+}

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import type { ToolDefinition } from '@suite/shared';
+import { logGuard } from '../access.js';
+import { pathArg } from '../arguments.js';
+import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
+import { readNewLines as read } from '../new-lines.js';
+
+const input = z.object({
+  path: pathArg,
+  cursor: z.string().min(1).max(1000).optional().describe('The cursor the previous call returned. Omit it on the first call: the log is then followed from its current end.'),
+  maxBytes: z.number().int().min(1024).max(DEFAULT_LIMITS.maxOutputBytes).optional().default(64 * 1024).describe('Most bytes of lines to return; the cursor then points at the rest.'),
+});
+
+const output = z.object({
+  status: z.enum(['started', 'appended', 'unchanged', 'rotated', 'truncated', 'missing']),
+  lines: z.array(z.string()),
+  cursor: z.string().describe('Pass it to the next call.'),
+  more: z.boolean(),
+  notes: z.array(z.string()),
+});
+
+export function readNewLines(config: LogsConfig): ToolDefinition<typeof input, typeof output> {
+  return {
+    name: 'read_new_lines',
+    description:
+      'Follows a log like tail -f, for clients that do not subscribe to resources: returns the complete lines appended since the cursor, ' +
+      'and the next cursor. Detects rotation (the file was renamed and a new one created: the rest of the old file comes first) and ' +
+      'truncation (copytruncate), and says so in status and notes. The first call, without a cursor, returns a cursor at the current end.',
+    input,
+    output,
+    annotations: { title: 'Read new lines', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    handler: async (args, ctx) => {
+      const guard = await logGuard(ctx, config);
+      const result = await read(guard, args.path, args.cursor, Math.min(args.maxBytes, config.limits.maxOutputBytes));
+      const summary =
+        result.status === 'started'
+          ? []
+          : [`${result.lines.length} new line${result.lines.length === 1 ? '' : 's'} (${result.status}).`];
+      const text = [...result.notes.map((n) => `[${n}]`), ...summary, ...result.lines, `cursor: ${result.cursor}`].join('\n');
+      return { text, structured: result };
+    },
+  };
+}
+

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import type { ToolDefinition } from '@suite/shared';
+import { logGuard, withLog } from '../access.js';
+import { formatBytes, levelArg, pathArg, pointInTime, sinceArg } from '../arguments.js';
+import type { LogsConfig } from '../config.js';
+import { LOG_FORMATS } from '../formats/parsers.js';
+import { textLog } from '../inspect.js';
+import { hasFilter, tailLog } from '../tail.js';
+
+const MAX_LINES = 5000;
+/** A filtered tail that has not found its entries by then returns what it has. */
+const TAIL_BUDGET_MS = 10_000;
+
+const input = z.object({
+  path: pathArg,
+  lines: z.number().int().min(1).max(MAX_LINES).optional().default(100).describe('How many lines (with a filter: entries) to return, the last ones of the file.'),
+  level: levelArg.optional(),
+  grep: z.string().min(1).max(1000).optional().describe('Only entries with a line containing this text (case-insensitive, not a regular expression).'),
+  since: sinceArg.optional(),
+});
+
+const output = z.object({
+  path: z.string(),
+  format: z.enum(LOG_FORMATS),
+  lines: z.array(z.string()),
+  entries: z.number().describe('Entries returned (a multi-line entry counts once); equals the line count without a filter.'),
+  reachedStart: z.boolean().describe('The whole file was looked at.'),
+  cutByBytes: z.boolean().describe('Older lines were left out to keep the answer small.'),
+  stoppedEarly: z.enum(['time-budget', 'scan-limit']).optional().describe('A filtered tail gave up before finding as many entries as asked.'),
+});
+
+export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, typeof output> {
+  return {
+    name: 'tail_log',
+    description:
+      'The last lines of a log, like tail -n: fast whatever the size of the file (it reads backwards from the end). With level, grep or since, ' +
+      'the last matching entries, each with its continuation lines (a stack trace stays with the line that starts it). Works on rotated and .gz files too. ' +
+      `At most ${MAX_LINES} lines and ${formatBytes(config.limits.maxOutputBytes)} per answer.`,
+    input,
+    output,
+    annotations: { title: 'Tail a log', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async (args, ctx) => {
+      const guard = await logGuard(ctx, config);
+      const since = pointInTime('since', args.since);
+      const filter = { ...(args.level ? { minLevel: args.level } : {}), ...(args.grep ? { grep: args.grep } : {}), ...(since !== undefined ? { since } : {}) };
+      return withLog(guard, args.path, async (log) => {
+        const spec = await textLog(log, config);
+        const result = await tailLog(log, {
+          count: args.lines,
+          maxBytes: config.limits.maxOutputBytes,
+          filter,
+          spec,
+          signal: ctx.signal,
+          deadline: Date.now() + TAIL_BUDGET_MS,
+          maxScanBytes: config.limits.maxTailScanBytes,
+        });
+        const notes: string[] = [];
+        const filtered = hasFilter(filter);
+        if (result.lines.length === 0) notes.push(filtered ? `No entries match in ${args.path}${result.reachedStart ? '' : ' (in the part read)'}.` : `${args.path} is empty.`);
+        if (result.cutByBytes) notes.push(`[older lines left out: the answer is capped at ${formatBytes(config.limits.maxOutputBytes)}; ask for fewer lines]`);
+        if (result.stoppedEarly === 'time-budget') notes.push(`[stopped after ${TAIL_BUDGET_MS / 1000} s with ${result.entries} of ${args.lines} entries; search_logs looks through the whole file]`);
+        if (result.stoppedEarly === 'scan-limit') notes.push(`[stopped after reading the last ${formatBytes(result.scannedBytes)} with ${result.entries} of ${args.lines} entries; search_logs looks through the whole file]`);
+        const text = [...result.lines, ...notes].join('\n');
+        return {
+          text,
+          structured: {
+            path: args.path,
+            format: spec.format,
+            lines: result.lines,
+            entries: result.entries,
+            reachedStart: result.reachedStart,
+            cutByBytes: result.cutByBytes,
+            ...(result.stoppedEarly ? { stoppedEarly: result.stoppedEarly } : {}),
+          },
+        };
+      });
+    },
+  };
+}

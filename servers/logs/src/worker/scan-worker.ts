@@ -1,0 +1,94 @@
+import { parentPort } from 'node:worker_threads';
+import { gzipSource, plainSource, type RawSource } from '../chunks.js';
+import type { FromWorker, ScanFileMessage, ScanJob, SearchMatch, ToWorker } from '../scan-protocol.js';
+import { compileQuery, searchSource, type CompiledQuery } from '../search.js';
+import { StatsAccumulator } from '../stats.js';
+
+/**
+ * The scan worker: searches and statistics run here, off the server's event loop, so that a scan
+ * of gigabytes never delays another request, a notification or a subscription. The main thread
+ * opens every file through the path guard and hands over descriptors one at a time; this thread
+ * never opens a path. It stops at the deadline by itself; a regular expression stuck on one line
+ * cannot check the clock, so the main thread terminates the worker a little after the deadline.
+ * Jobs run one after another; each 'start' resets everything, so a warm worker can take the next.
+ */
+
+const port = parentPort;
+if (!port) throw new Error('scan-worker runs as a worker thread');
+
+const PROGRESS_EVERY_MS = 100;
+
+function post(message: FromWorker): void {
+  port!.postMessage(message);
+}
+
+let job: ScanJob | undefined;
+let compiled: CompiledQuery | undefined;
+let stats: StatsAccumulator | undefined;
+let remaining = 0;
+let bytesBefore = 0;
+let lastProgress = 0;
+
+function sourceFor(file: ScanFileMessage): RawSource {
+  return file.compressed ? gzipSource(file.fd, { sync: true }) : plainSource(file.fd, { sync: true });
+}
+
+async function scanFile(file: ScanFileMessage): Promise<void> {
+  if (!job) throw new Error('file before start');
+  const source = sourceFor(file);
+  const progress = (): void => {
+    const now = Date.now();
+    if (now - lastProgress < PROGRESS_EVERY_MS) return;
+    lastProgress = now;
+    post({ type: 'progress', bytes: bytesBefore + source.consumed() });
+  };
+  try {
+    if (job.kind === 'search') {
+      const outcome = await searchSource(source, file.display, file.spec, job.query, compiled!, {
+        deadline: job.deadline,
+        limit: remaining,
+        emit: (matches: SearchMatch[]) => {
+          remaining -= matches.length;
+          post({ type: 'matches', matches });
+        },
+        chunkDone: progress,
+      });
+      post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: outcome.lines, bytes: outcome.bytes }, ...(outcome.stopped ? { stopped: outcome.stopped } : {}) });
+    } else {
+      const outcome = await stats!.add(source, file.spec, job.deadline, progress);
+      post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: outcome.lines, bytes: outcome.bytes }, ...(outcome.timedOut ? { stopped: 'time-budget' as const } : {}) });
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR' ? 'not valid gzip data' : code === 'EISDIR' ? 'a directory' : `read error${code ? ` (${code})` : ''}`;
+    post({ type: 'file-done', index: file.index, outcome: { status: 'unreadable', reason } });
+  }
+  bytesBefore += source.consumed();
+}
+
+port.on('message', (message: ToWorker) => {
+  void (async () => {
+    try {
+      if (message.type === 'start') {
+        job = message.job;
+        compiled = undefined;
+        stats = undefined;
+        bytesBefore = 0;
+        lastProgress = 0;
+        if (job.kind === 'search') {
+          compiled = compileQuery(job.query);
+          remaining = job.query.maxResults;
+        } else stats = new StatsAccumulator(job.query);
+      } else if (message.type === 'file') {
+        await scanFile(message);
+      } else {
+        post(stats ? { type: 'done', stats: stats.result() } : { type: 'done' });
+        job = undefined;
+        compiled = undefined;
+        stats = undefined;
+      }
+    } catch (error) {
+      post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+    }
+  })();
+});
