@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
@@ -52,6 +51,7 @@ import type {
 import { RootsManager, type RootsSnapshot } from './roots.js';
 import { SecretScope, processSecrets } from './secrets.js';
 import type { ChangeHub } from './subscriptions.js';
+import { TemplateMatcher } from './uri-templates.js';
 import { runTool, toJsonSchema, type AnyToolDefinition, type CallToolResult, type ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
 
@@ -90,7 +90,7 @@ type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject | undefined>;
 
 interface RegisteredTemplate {
   def: ResourceTemplateDefinition;
-  matcher: UriTemplate;
+  matcher: TemplateMatcher;
 }
 
 /** The part of the SDK's request extra this class uses. */
@@ -213,7 +213,7 @@ export class SuiteServer {
   }
 
   resourceTemplate(definition: ResourceTemplateDefinition): this {
-    this.templates.push({ def: definition, matcher: new UriTemplate(definition.uriTemplate) });
+    this.templates.push({ def: definition, matcher: new TemplateMatcher(definition.uriTemplate) });
     return this;
   }
 
@@ -574,7 +574,7 @@ export class SuiteServer {
       const match = template.matcher.match(uri);
       if (match) {
         const variables: TemplateVariables = {};
-        for (const [key, value] of Object.entries(match)) variables[key] = decodeVariable(Array.isArray(value) ? value.join('/') : String(value));
+        for (const [key, value] of Object.entries(match)) variables[key] = decodeVariable(value);
         return { template, variables };
       }
     }

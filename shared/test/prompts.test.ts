@@ -133,3 +133,34 @@ describe('waitFor sees notifications that arrived before it was called', () => {
     }
   });
 });
+
+describe('templates with query expressions', () => {
+  it('match with none, some or all of the query variables, in any order, each decoded once', async () => {
+    const seen: Record<string, string>[] = [];
+    const server = new SuiteServer({ name: '@suite/server-query', version: '0.0.1' });
+    server.resourceTemplate({
+      uriTemplate: 'logs://file/{+path}{?level,since}',
+      name: 'log',
+      read: async (uri, vars) => {
+        seen.push({ ...vars });
+        return { uri, text: JSON.stringify(vars) };
+      },
+    });
+    const session = await connectInProcess(server);
+    try {
+      await session.readResource('logs://file/var/log/app.log');
+      await session.readResource('logs://file/var/log/app.log?level=error');
+      await session.readResource('logs://file/var/log/app.log?since=1h&level=warn&other=x');
+      await session.readResource('logs://file/a%20b.log?level=err%26or');
+      expect(seen).toEqual([
+        { path: 'var/log/app.log' },
+        { path: 'var/log/app.log', level: 'error' },
+        { path: 'var/log/app.log', since: '1h', level: 'warn' },
+        { path: 'a b.log', level: 'err&or' },
+      ]);
+      expect(await protocolError(session.readResource('other://file/x'))).toMatchObject({ code: -32002 });
+    } finally {
+      await session.close();
+    }
+  });
+});
