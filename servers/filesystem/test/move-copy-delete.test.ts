@@ -234,7 +234,8 @@ describe('copy_file', () => {
         progressed++;
         controller.abort();
       },
-    });
+      // 3,000 files to create and start copying: seconds on a busy machine, hence the longer limit.
+  }, 30_000);
     await expect(call).rejects.toThrow();
     expect(progressed).toBeGreaterThan(0);
     // The server stops at its next check and removes what it staged.
