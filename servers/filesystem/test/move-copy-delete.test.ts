@@ -234,8 +234,7 @@ describe('copy_file', () => {
         progressed++;
         controller.abort();
       },
-      // 3,000 files to create and start copying: seconds on a busy machine, hence the longer limit.
-  }, 30_000);
+    });
     await expect(call).rejects.toThrow();
     expect(progressed).toBeGreaterThan(0);
     // The server stops at its next check and removes what it staged.
@@ -247,7 +246,8 @@ describe('copy_file', () => {
     }
     expect(leftovers).toEqual([]);
     expect(await exists(to)).toBe(false);
-  });
+    // 3,000 files to create and start copying: seconds on a busy machine, hence the longer limit.
+  }, 30_000);
 
   it('refuses to copy a directory into itself or onto an existing directory', async () => {
     const from = path.join(h.dir, 'c4');
@@ -323,5 +323,20 @@ describe('delete_file', () => {
     const dirOut = await h.session.callTool('delete_file', { path: dirLink, recursive: true });
     expect(dirOut.isError).toBe(false);
     expect(await readFile(target, 'utf8')).toBe('precious');
+  });
+
+  it('answers a name too long for the filesystem with an isError naming the problem, for delete, move and copy (found by the fuzzer)', async () => {
+    const long = 'n'.repeat(256);
+    await writeFile(path.join(h.dir, 'short.txt'), 'x');
+    for (const [tool, args] of [
+      ['delete_file', { path: long }],
+      ['move_file', { source: long, destination: 'elsewhere.txt' }],
+      ['move_file', { source: 'short.txt', destination: long }],
+      ['copy_file', { source: 'short.txt', destination: long }],
+    ] as const) {
+      const out = await h.session.callTool(tool, args);
+      expect(out.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
+      expect(out.text).toMatch(/too long/);
+    }
   });
 });
