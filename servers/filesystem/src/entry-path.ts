@@ -2,6 +2,7 @@ import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError, type PathGuard } from '@suite/shared';
+import { asToolError } from './fs-errors.js';
 
 /** A directory entry named by the user, with its parent resolved but the entry itself not followed. */
 export interface ResolvedEntry {
@@ -40,7 +41,8 @@ export async function resolveEntry(guard: PathGuard, userPath: string): Promise<
       const entry = path.join(parent.real, path.basename(absolute));
       const stat = await lstat(entry).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return undefined;
-        throw error;
+        // ENAMETOOLONG and the like are the user's input, not a server fault: say which.
+        throw asToolError(error, userPath);
       });
       return { entry, parent: parent.real, stat, isRoot: guard.directories.includes(entry) };
     }
