@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Proves that a freshly scaffolded server builds and passes its tests with no edits.
-// Scaffolds servers/template-check, installs (offline, from the store), builds, typechecks, tests, removes.
+// Scaffolds servers/template-check, installs (from the store where it can, from the registry where it must: a fresh machine's store lacks the metadata an --offline install needs), builds, typechecks, tests, removes.
 import { spawnSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,7 +21,7 @@ await rm(dir, { recursive: true, force: true });
 let failed = false;
 try {
   step('scaffold', ['node', ['scripts/new-server.mjs', name, 'A scaffolded server, built and tested by CI']]);
-  step('install', pnpm(['install', '--offline', '--no-frozen-lockfile']));
+  step('install', pnpm(['install', '--prefer-offline', '--no-frozen-lockfile']));
   step('build', pnpm(['--filter', `@suite/server-${name}`, 'build']));
   step('typecheck', pnpm(['--filter', `@suite/server-${name}`, 'typecheck']));
   step('test', pnpm(['--filter', `@suite/server-${name}`, 'test']));
@@ -32,7 +32,7 @@ try {
 } finally {
   await rm(dir, { recursive: true, force: true });
   // Put node_modules and the lockfile back as they were without the scaffolded package.
-  spawnSync('npx', ['-y', 'pnpm@10', 'install', '--offline', '--no-frozen-lockfile'], { cwd: root, stdio: 'ignore' });
+  spawnSync('npx', ['-y', 'pnpm@10', 'install', '--prefer-offline', '--no-frozen-lockfile'], { cwd: root, stdio: 'ignore' });
   spawnSync('git', ['checkout', '--', 'pnpm-lock.yaml'], { cwd: root, stdio: 'ignore' });
 }
 console.log(failed ? '\ntemplate check: FAILED' : '\ntemplate check: passed');
