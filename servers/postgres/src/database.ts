@@ -98,6 +98,9 @@ export class Database {
     this.pool = new pg.Pool({ ...this.clientConfig(true), max: options.poolSize ?? 4, idleTimeoutMillis: 30_000 });
     // An idle pooled connection that dies (server restart) must not crash the process.
     this.pool.on('error', () => undefined);
+    // Nor one that dies while a call holds it: pg reports the loss to the query in flight and also
+    // emits 'error' on the client, which the pool listens to only while the client is idle.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   /** Settings for any connection we open (the pool, the cancel side-channel, the LISTEN connection). */
