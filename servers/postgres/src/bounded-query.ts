@@ -159,6 +159,8 @@ export interface BoundedRunOptions {
    * sends it the moment the cursor's ReadyForQuery arrives.
    */
   onPortalDone?: () => void;
+  /** Called right before the statement itself goes out (after the preamble succeeded). */
+  onSent?: () => void;
 }
 
 /** Runs one statement on a client and resolves with the bounded result. */
@@ -195,6 +197,7 @@ export async function runBounded(client: pg.ClientBase, text: string, values: un
   });
   try {
     if (options.preamble && options.preamble.length > 0) await client.query(options.preamble.join('; '));
+    options.onSent?.();
     client.query(cursor);
     let drained = false;
     while (!complete && !drained && !collector.stopReason) {

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { CancelledError, ToolError, redactSecrets, registerSecret } from '@suite/shared';
 import { runBounded, type BoundedResult } from './bounded-query.js';
 import type { PostgresLimits } from './limits.js';
-import { QUERY_CANCELED, isDatabaseError, toToolError } from './errors.js';
+import { QUERY_CANCELED, connectionLost, isConnectionLoss, isDatabaseError, noAnswer, toToolError, unreachable } from './errors.js';
 import { BUILTIN_TYPE_NAMES } from './values.js';
 
 /** Where we are connected, without credentials: for messages and resource URIs. */
@@ -41,6 +41,9 @@ const READ_WRITE_PREAMBLE = ['BEGIN TRANSACTION READ WRITE'] as const;
 /** How long a cancelled statement may take to stop before its connection is closed under it. */
 const CANCEL_GRACE_MS = 3_000;
 
+/** Beyond statement_timeout, how long we wait for a server or network that stopped answering. */
+const DEADLINE_GRACE_MS = 5_000;
+
 /** Command tags after which a connection is known to carry nothing over to the next call. */
 const CLEAN_COMMANDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'FETCH', 'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY']);
 
@@ -52,6 +55,18 @@ interface TransactionState {
   stopped: 'cancelled' | 'timeout' | undefined;
   /** The last ROLLBACK queued; settles (never rejects) once PostgreSQL answered it. */
   ending: Promise<void> | undefined;
+  /** The caller's first statement went out (before that, only our own BEGIN did). */
+  sent: boolean;
+}
+
+/**
+ * A pooled connection that died while idle (a restart, a failover, a cut) and was found dead at
+ * our BEGIN, before anything of the caller's was sent: the call is repeated on another connection.
+ */
+class StaleConnection extends Error {
+  constructor(readonly lost: unknown) {
+    super('stale pooled connection');
+  }
 }
 
 /**
@@ -95,12 +110,16 @@ export class Database {
     this.target = describeTarget(options.connectionString);
     // Every message that reaches a client or a log passes the shared redactor, whatever path it takes.
     for (const secret of [passwordOf(options.connectionString), process.env.PGPASSWORD]) registerSecret(secret);
-    this.pool = new pg.Pool({ ...this.clientConfig(true), max: options.poolSize ?? 4, idleTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({ ...this.clientConfig(true), max: this.poolSize, idleTimeoutMillis: 30_000 });
     // An idle pooled connection that dies (server restart) must not crash the process.
     this.pool.on('error', () => undefined);
     // Nor one that dies while a call holds it: pg reports the loss to the query in flight and also
     // emits 'error' on the client, which the pool listens to only while the client is idle.
     this.pool.on('connect', (client) => client.on('error', () => undefined));
+  }
+
+  private get poolSize(): number {
+    return this.options.poolSize ?? 4;
   }
 
   /** Settings for any connection we open (the pool, the cancel side-channel, the LISTEN connection). */
@@ -141,15 +160,31 @@ export class Database {
     await this.pool.end().catch(() => undefined);
   }
 
+  /**
+   * One call's transaction. A pooled connection found dead before the caller's statement went out
+   * is replaced (every idle one may be dead after a cut, hence up to the pool size plus one tries);
+   * a connection lost after that is reported, never retried behind the caller's back.
+   */
   private async transaction<T>(mode: 'read-only' | 'read-write', signal: AbortSignal, fn: (tx: Transaction) => Promise<T>, sqlForErrors?: string): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(mode, signal, fn, sqlForErrors);
+      } catch (error) {
+        if (!(error instanceof StaleConnection)) throw error;
+        if (attempt > this.poolSize) throw unreachable(error.lost);
+      }
+    }
+  }
+
+  private async attempt<T>(mode: 'read-only' | 'read-write', signal: AbortSignal, fn: (tx: Transaction) => Promise<T>, sqlForErrors?: string): Promise<T> {
     if (signal.aborted) throw new CancelledError();
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw toToolError(error, undefined);
+      throw isConnectionLoss(error) ? unreachable(error) : toToolError(error, undefined);
     }
-    const state: TransactionState = { begun: false, clean: true, stopped: undefined, ending: undefined };
+    const state: TransactionState = { begun: false, clean: true, stopped: undefined, ending: undefined, sent: false };
     let released = false;
     const release = (reusable: boolean): void => {
       if (released) return;
@@ -167,7 +202,7 @@ export class Database {
     const onAbort = (): void => stop('cancelled');
     signal.addEventListener('abort', onAbort, { once: true });
     // statement_timeout does the work; this catches a server or network that stops answering.
-    const deadline = setTimeout(() => stop('timeout'), this.limits.statementTimeoutMs + 5_000);
+    const deadline = setTimeout(() => stop('timeout'), this.limits.statementTimeoutMs + DEADLINE_GRACE_MS);
     /**
      * Ends the transaction with ROLLBACK (queued early by `bounded` when the user's portal is done,
      * otherwise here) and returns the connection to the pool once PostgreSQL confirmed it, and only
@@ -195,9 +230,11 @@ export class Database {
         state.begun = false;
       }
     } catch (error) {
-      const outcome = this.classifyFailure(error, signal, state.stopped, sqlForErrors);
+      const outcome = this.classifyFailure(error, signal, state, mode, sqlForErrors);
       // An ordinary SQL error leaves the transaction aborted; ROLLBACK makes the connection reusable.
-      if (!isDatabaseError(error) || outcome instanceof CancelledError || (outcome instanceof ToolError && outcome.kind === 'timeout')) state.clean = false;
+      if (!isDatabaseError(error) || isConnectionLoss(error) || outcome instanceof CancelledError || (outcome instanceof ToolError && outcome.kind === 'timeout')) {
+        state.clean = false;
+      }
       if (mode === 'read-write' && state.clean && state.begun) rollback(client, state);
       finish();
       throw outcome;
@@ -206,18 +243,22 @@ export class Database {
     return value;
   }
 
-  private classifyFailure(error: unknown, signal: AbortSignal, stopped: 'cancelled' | 'timeout' | undefined, sql: string | undefined): unknown {
+  private classifyFailure(error: unknown, signal: AbortSignal, state: TransactionState, mode: 'read-only' | 'read-write', sql: string | undefined): unknown {
+    const { stopped } = state;
     const cancelledOnServer = isDatabaseError(error) && error.code === QUERY_CANCELED;
     // Our CopyFail also ends as query_canceled: it is neither a timeout nor the user's cancellation.
     if (cancelledOnServer && !stopped && error.message.startsWith('COPY from stdin failed')) {
       return ToolError.invalidArgument('COPY ... FROM STDIN is not supported: a tool call cannot stream data to the server. Use INSERT ... VALUES with params instead.');
     }
     if (stopped === 'cancelled' || (cancelledOnServer && signal.aborted) || error instanceof CancelledError) return new CancelledError();
+    // Our deadline fired and the server did not cancel the statement: it never answered at all.
+    if (stopped === 'timeout' && !cancelledOnServer) return noAnswer(this.limits.statementTimeoutMs + DEADLINE_GRACE_MS, mode);
     if (stopped === 'timeout' || cancelledOnServer) {
       return ToolError.timeout(
         `The statement was cancelled on the server after the statement timeout (${this.limits.statementTimeoutMs} ms). Narrow the query (WHERE, LIMIT) or raise --statement-timeout.`,
       );
     }
+    if (isConnectionLoss(error)) return state.sent ? connectionLost(error, mode) : new StaleConnection(error);
     return toToolError(error, sql);
   }
 
@@ -235,6 +276,7 @@ export class Database {
     } : undefined;
     const rows = async <R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<R[]> => {
       await ensureBegun();
+      state.sent = true;
       const result = await client.query<R>({ text: sql, values: [...params], queryMode: 'extended' } as pg.QueryConfig);
       return result.rows;
     };
@@ -248,6 +290,7 @@ export class Database {
           maxBytes: caps.maxBytes ?? this.limits.maxBytes,
           ...(first ? { preamble } : {}),
           ...(endEarly ? { onPortalDone: endEarly } : {}),
+          onSent: () => (state.sent = true),
         });
         // PREPARE, LISTEN, DECLARE ... WITH HOLD and the like outlive a ROLLBACK or are not worth the doubt.
         if (result.command !== undefined && !CLEAN_COMMANDS.has(result.command)) state.clean = false;
