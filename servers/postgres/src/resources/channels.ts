@@ -24,15 +24,21 @@ export function registerChannelResources(server: SuiteServer, config: PostgresCo
     name: 'notify-channel',
     title: 'LISTEN/NOTIFY channel',
     description:
-      'A PostgreSQL notification channel. Subscribe to get notifications/resources/updated on every NOTIFY; read to see the payloads received since subscribing (latest 50).',
+      'A PostgreSQL notification channel. Subscribe to get notifications/resources/updated on every NOTIFY; read to see the payloads received since subscribing (latest 50) and the times the server was not listening (a lost connection: NOTIFYs sent then were missed).',
     mimeType: 'application/json',
     async read(uri, variables) {
       const channel = parse(uri, variables.name);
-      const body = { channel, listening: listener.isListening(channel), notifications: listener.recentNotifications(channel) };
+      const body = {
+        channel,
+        listening: listener.isListening(channel),
+        notifications: listener.recentNotifications(channel),
+        interruptions: listener.recentInterruptions(channel),
+      };
       return { uri, mimeType: 'application/json', text: JSON.stringify(body, null, 2) };
     },
     async subscribe(uri, variables, _ctx, change) {
       const channel = parse(uri, variables.name);
+      // A notification, and also the end of an interruption: what was sent meanwhile is lost, so the subscriber should look again.
       const stop = await listener.listen(channel, () => change.publish());
       return { dispose: stop };
     },
