@@ -10,7 +10,7 @@ import pg from 'pg';
 import { ChangeHub, Logger } from '@suite/shared';
 import { DEFAULT_LIMITS, type PostgresConfig, type PostgresLimits } from '../src/config.js';
 import { Database } from '../src/database.js';
-import { ChannelListener } from '../src/listener.js';
+import { ChannelListener, type ListenRetry } from '../src/listener.js';
 import { buildServer } from '../src/server.js';
 
 export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
@@ -112,11 +112,14 @@ export interface TestServerHandle {
 }
 
 /** A config (pool, hub, listener) for in-process servers; one per test file or per scenario. */
-export function makeConfig(url: string, options: { allowWrite?: boolean; limits?: Partial<PostgresLimits>; poolSize?: number } = {}): { config: PostgresConfig; close(): Promise<void> } {
+export function makeConfig(
+  url: string,
+  options: { allowWrite?: boolean; limits?: Partial<PostgresLimits>; poolSize?: number; listenRetry?: ListenRetry } = {},
+): { config: PostgresConfig; close(): Promise<void> } {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const database = new Database({ connectionString: url, readOnlySessions: !options.allowWrite, limits, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
   const changes = new ChangeHub({ debounceMs: 20, maxWaitMs: 200 });
-  const listener = new ChannelListener(database, new Logger('listen'));
+  const listener = new ChannelListener(database, new Logger('listen'), options.listenRetry);
   const config: PostgresConfig = { database, allowWrite: options.allowWrite === true, limits, changes, listener };
   return {
     config,
