@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ToolError } from '@suite/shared';
 import { createDemoDatabase } from './demo-data.js';
-import { QueryExecutor } from './executor.js';
+import { QueryExecutor, lockedMessage } from './executor.js';
 
 export interface SqliteLimits {
   /** Time limit of one call when the call does not ask for less. */
@@ -43,6 +43,9 @@ export interface SqliteOptions {
   workers?: number;
   limits?: Partial<SqliteLimits>;
 }
+
+/** How long a catalogue query waits for another connection's lock (it runs on the main thread). */
+const CATALOG_BUSY_MS = 500;
 
 /**
  * One database for the whole process, shared by every session: a read-only connection on the
@@ -94,7 +97,7 @@ export class SqliteDatabase {
     }
     let catalog: Database.Database | undefined;
     try {
-      catalog = new Database(file, { readonly: true, fileMustExist: true, timeout: 500 });
+      catalog = new Database(file, { readonly: true, fileMustExist: true, timeout: CATALOG_BUSY_MS });
       catalog.pragma('query_only = ON');
       for (const extension of settings.extensions) catalog.loadExtension(extension);
       // Reading the catalogue once proves the file is a database, before any client connects.
@@ -138,8 +141,8 @@ export class SqliteDatabase {
     try {
       return fn(this.catalog);
     } catch (error) {
-      if (error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED')) {
-        throw ToolError.unavailable('The database is locked by another writer; try again in a moment.');
+      if (error instanceof Database.SqliteError && (error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED'))) {
+        throw ToolError.unavailable(lockedMessage(CATALOG_BUSY_MS));
       }
       throw error;
     }

@@ -56,9 +56,14 @@ interface RunOptions {
 
 type ChildMessage =
   | { type: 'ready' }
-  | { type: 'failed'; message: string }
+  | { type: 'failed'; message: string; locked?: boolean }
   | { type: 'result'; id: number; ok: true; result: unknown }
-  | { type: 'result'; id: number; ok: false; kind: ToolErrorKind; message: string };
+  | { type: 'result'; id: number; ok: false; kind: ToolErrorKind; message: string; locked?: boolean };
+
+/** What a call that met another connection's lock says: how long it waited, and what to do. */
+export function lockedMessage(waitedMs: number): string {
+  return `The database is locked by another connection (waited ${formatSeconds(waitedMs)} for it): another program is writing or holds a transaction open. Try again in a moment.`;
+}
 
 interface QueryProcess {
   child: ManagedProcess;
@@ -183,7 +188,7 @@ export class QueryExecutor {
             p.current = undefined;
             if (!settled) this.release(p);
             if (message.ok) finish(undefined, message.result);
-            else finish(new ToolError(message.message, message.kind));
+            else finish(new ToolError(message.locked ? lockedMessage(this.options.busyTimeoutMs) : message.message, message.kind));
           },
           lost: () => finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`)),
         };
@@ -243,7 +248,7 @@ export class QueryExecutor {
           resolve();
         } else if (message.type === 'failed') {
           onStartup = undefined;
-          reject(ToolError.unavailable(`The database could not be opened: ${message.message}`));
+          reject(ToolError.unavailable(message.locked ? lockedMessage(this.options.busyTimeoutMs) : `The database could not be opened: ${message.message}`));
         }
       };
       // Also when it could not be spawned at all; once ready, a later exit no longer matters here.

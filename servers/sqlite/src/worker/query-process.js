@@ -11,9 +11,9 @@
  * Protocol: one JSON object per line, requests on stdin, answers on stdout (JSON.stringify
  * escapes line breaks inside strings, so a newline always ends a message):
  *   parent -> child: { type: 'init', file, mode: 'read' | 'write', extensions, busyTimeoutMs }
- *   child -> parent: { type: 'ready' } | { type: 'failed', message }
+ *   child -> parent: { type: 'ready' } | { type: 'failed', message, locked? }
  *   parent -> child: { type: 'run', id, op: 'query' | 'write' | 'explain', sql, params, maxRows, maxBytes, maxCellChars }
- *   child -> parent: { type: 'result', id, ok: true, result } | { type: 'result', id, ok: false, kind, message }
+ *   child -> parent: { type: 'result', id, ok: true, result } | { type: 'result', id, ok: false, kind, message, locked? }
  *
  * The process handles one request at a time and has nothing else to do, so it reads with
  * blocking system calls instead of Node's IPC channel and event loop: the kernel wakes it
@@ -67,7 +67,7 @@ function handle(message) {
       open(message);
       send({ type: 'ready' });
     } catch (error) {
-      send({ type: 'failed', message: errorMessage(error) });
+      send({ type: 'failed', message: errorMessage(error), ...(isLocked(error) ? { locked: true } : {}) });
     }
     return;
   }
@@ -335,19 +335,23 @@ function toCell(value, maxCellChars) {
  * What the parent shows: refusals as they are, SQLite's own messages (syntax, missing table,
  * wrong parameter count) marked as such, a locked database as something to retry.
  * @param {unknown} error
- * @returns {{ kind: string, message: string }}
+ * @returns {{ kind: string, message: string, locked?: boolean }}
  */
 function describeFailure(error) {
   if (error instanceof RefusedError) return { kind: error.kind, message: error.message };
   if (error instanceof Database.SqliteError) {
-    if (error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED')) {
-      return { kind: 'unavailable', message: 'The database is locked by another connection; try again in a moment.' };
-    }
+    // The parent words it (it knows how long the busy timeout was).
+    if (isLocked(error)) return { kind: 'unavailable', message: 'The database is locked.', locked: true };
     return { kind: 'invalid_argument', message: `SQLite error: ${error.message}` };
   }
   // better-sqlite3 reports misuse (two statements, wrong parameters) as RangeError/TypeError.
   if (error instanceof RangeError || error instanceof TypeError) return { kind: 'invalid_argument', message: error.message };
   return { kind: 'failed', message: errorMessage(error) };
+}
+
+/** @param {unknown} error */
+function isLocked(error) {
+  return error instanceof Database.SqliteError && (error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED'));
 }
 
 /** @param {unknown} error */
