@@ -1,7 +1,7 @@
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ToolError } from '@suite/shared';
+import { ToolError, type Logger } from '@suite/shared';
 import { createDemoDatabase } from './demo-data.js';
 import { QueryExecutor, lockedMessage } from './executor.js';
 
@@ -42,15 +42,38 @@ export interface SqliteOptions {
   /** Query processes that may run reads at the same time. */
   workers?: number;
   limits?: Partial<SqliteLimits>;
+  /** Where to say that the database file was replaced (the server then serves the new one). */
+  log?: Logger;
+}
+
+/** What identifies the file at the configured path: a file renamed over it, or created anew, has another. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** The connections on one file: the catalogue connection and the query processes. */
+interface Generation {
+  identity: FileIdentity;
+  catalog: Database.Database;
+  reader: QueryExecutor;
+  writer: QueryExecutor | undefined;
 }
 
 /** How long a catalogue query waits for another connection's lock (it runs on the main thread). */
 const CATALOG_BUSY_MS = 500;
+const READER_BUSY_MS = 1000;
+const WRITER_BUSY_MS = 5000;
 
 /**
  * One database for the whole process, shared by every session: a read-only connection on the
  * main thread for the server's own bounded catalogue queries (with bound parameters only), and
  * pools of query processes for user SQL, read-only always, plus one writer in write mode.
+ *
+ * Every call first checks that the configured path still holds the file the connections were
+ * opened on (one stat). Open connections keep reading a deleted file, and a file renamed over
+ * the path is a new file they never see: without the check, a deleted database would still
+ * answer (and take writes nobody can ever read), and a replaced one would be served stale.
  */
 export class SqliteDatabase {
   readonly insights: string[] = [];
@@ -58,21 +81,27 @@ export class SqliteDatabase {
   private constructor(
     /** Real path of the database file. */
     readonly file: string,
+    /** The path as the user gave it, for messages. */
+    private readonly given: string,
     /** The name used in resource URIs (sqlite://<name>/schema). */
     readonly name: string,
-    readonly catalog: Database.Database,
-    readonly reader: QueryExecutor,
-    readonly writer: QueryExecutor | undefined,
-    readonly options: Required<Omit<SqliteOptions, 'file' | 'limits'>> & { limits: SqliteLimits },
+    private current: Generation,
+    readonly options: Required<Omit<SqliteOptions, 'file' | 'limits' | 'log'>> & { limits: SqliteLimits },
+    private readonly log: Logger | undefined,
     private readonly dispose: () => void,
   ) {}
 
   get writable(): boolean {
-    return this.writer !== undefined;
+    return this.options.allowWrite;
   }
 
   get limits(): SqliteLimits {
     return this.options.limits;
+  }
+
+  /** The query processes now (for tests and diagnostics); calls go through `executors()`. */
+  get reader(): QueryExecutor {
+    return this.current.reader;
   }
 
   static async open(options: SqliteOptions): Promise<SqliteDatabase> {
@@ -95,24 +124,17 @@ export class SqliteDatabase {
       if (!options.file) throw new Error('No database file given.');
       file = existingDatabaseFile(options.file);
     }
-    let catalog: Database.Database | undefined;
+    let generation: Generation;
     try {
-      catalog = new Database(file, { readonly: true, fileMustExist: true, timeout: CATALOG_BUSY_MS });
-      catalog.pragma('query_only = ON');
-      for (const extension of settings.extensions) catalog.loadExtension(extension);
-      // Reading the catalogue once proves the file is a database, before any client connects.
-      catalog.prepare('SELECT count(*) FROM sqlite_schema').get();
+      generation = openGeneration(file, identityOf(statSync(file)), settings);
     } catch (error) {
-      catalog?.close();
       dispose();
       throw new Error(`${options.file ?? 'The demo database'} cannot be opened as a SQLite database: ${(error as Error).message}`);
     }
-    const reader = new QueryExecutor({ file, mode: 'read', writableServer: settings.allowWrite, extensions: settings.extensions, size: settings.workers, busyTimeoutMs: 1000 });
-    const writer = settings.allowWrite ? new QueryExecutor({ file, mode: 'write', writableServer: true, extensions: settings.extensions, size: 1, busyTimeoutMs: 5000 }) : undefined;
     const name = settings.demo ? 'demo' : uriName(file);
-    const db = new SqliteDatabase(file, name, catalog, reader, writer, settings, dispose);
+    const db = new SqliteDatabase(file, options.file ?? 'the demo database', name, generation, settings, options.log, dispose);
     try {
-      await reader.warm();
+      await generation.reader.warm();
     } catch (error) {
       await db.close();
       throw error;
@@ -130,16 +152,33 @@ export class SqliteDatabase {
   }
 
   async close(): Promise<void> {
-    await this.reader.close();
-    await this.writer?.close();
-    if (this.catalog.open) this.catalog.close();
+    await closeGeneration(this.current, 'The server is shutting down.');
     this.dispose();
+  }
+
+  /**
+   * The query processes for the file now at the configured path: a clear error when there is
+   * none, and new processes when the file was replaced since the last call.
+   */
+  executors(): { reader: QueryExecutor; writer: QueryExecutor | undefined; identity: FileIdentity } {
+    this.checkFile();
+    return { reader: this.current.reader, writer: this.current.writer, identity: this.current.identity };
+  }
+
+  /**
+   * After a write: whether the file at the path is still the one the write went to. A file
+   * deleted or replaced while the statement ran took the change with it.
+   */
+  stillAt(identity: FileIdentity): boolean {
+    const now = this.statPath();
+    return now !== undefined && now.dev === identity.dev && now.ino === identity.ino;
   }
 
   /** Runs a catalogue query, turning a locked database into an actionable error. */
   catalogQuery<T>(fn: (db: Database.Database) => T): T {
+    this.checkFile();
     try {
-      return fn(this.catalog);
+      return fn(this.current.catalog);
     } catch (error) {
       if (error instanceof Database.SqliteError && (error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED'))) {
         throw ToolError.unavailable(lockedMessage(CATALOG_BUSY_MS));
@@ -147,6 +186,70 @@ export class SqliteDatabase {
       throw error;
     }
   }
+
+  private statPath(): FileIdentity | undefined {
+    try {
+      const stat = statSync(this.file);
+      return stat.isFile() ? identityOf(stat) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private checkFile(): void {
+    const now = this.statPath();
+    if (!now) {
+      throw ToolError.notFound(
+        `The database file ${this.given} no longer exists: it was deleted or moved away while the server was running. ` +
+          'Put a database back at that path (the server then uses it), or restart the server with the new location.',
+      );
+    }
+    const { identity } = this.current;
+    if (now.dev === identity.dev && now.ino === identity.ino) return;
+    let next: Generation;
+    try {
+      next = openGeneration(this.file, now, this.options);
+    } catch (error) {
+      throw ToolError.unavailable(
+        `The database file ${this.given} was replaced by a file that cannot be opened as a SQLite database (${(error as Error).message}). Try again once it is complete.`,
+      );
+    }
+    const old = this.current;
+    this.current = next;
+    // Calls still running on the old file fail with this; the processes are stopped, not left reading it.
+    void closeGeneration(old, `The database file ${this.given} was replaced while the call ran; try again (the new file is used from now on).`);
+    this.log?.warning(`the database file was replaced; now serving the new file at ${this.given}`);
+  }
+}
+
+function identityOf(stat: Stats): FileIdentity {
+  return { dev: stat.dev, ino: stat.ino };
+}
+
+type GenerationSettings = Pick<SqliteDatabase['options'], 'allowWrite' | 'extensions' | 'workers'>;
+
+/** Opens the catalogue connection (reading the schema once proves the file is a database) and the executors. */
+function openGeneration(file: string, identity: FileIdentity, settings: GenerationSettings): Generation {
+  let catalog: Database.Database | undefined;
+  try {
+    catalog = new Database(file, { readonly: true, fileMustExist: true, timeout: CATALOG_BUSY_MS });
+    catalog.pragma('query_only = ON');
+    for (const extension of settings.extensions) catalog.loadExtension(extension);
+    catalog.prepare('SELECT count(*) FROM sqlite_schema').get();
+  } catch (error) {
+    catalog?.close();
+    throw error;
+  }
+  const common = { file, writableServer: settings.allowWrite, extensions: settings.extensions };
+  const reader = new QueryExecutor({ ...common, mode: 'read', size: settings.workers, busyTimeoutMs: READER_BUSY_MS });
+  const writer = settings.allowWrite ? new QueryExecutor({ ...common, mode: 'write', size: 1, busyTimeoutMs: WRITER_BUSY_MS }) : undefined;
+  return { identity, catalog, reader, writer };
+}
+
+async function closeGeneration(generation: Generation, reason: string): Promise<void> {
+  await generation.reader.close(reason);
+  await generation.writer?.close(reason);
+  if (generation.catalog.open) generation.catalog.close();
 }
 
 function existingDatabaseFile(given: string): string {

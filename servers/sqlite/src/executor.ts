@@ -92,6 +92,8 @@ export class QueryExecutor {
   private readonly waiting: { grant: (p: QueryProcess) => void; fail: (e: Error) => void }[] = [];
   private nextId = 1;
   private closed = false;
+  /** Why calls that were waiting or running fail once closed. */
+  private closedReason = 'The server is shutting down.';
 
   constructor(private readonly options: ExecutorOptions) {
     if (!existsSync(WORKER_SCRIPT)) throw new Error(`The query process script is missing: ${WORKER_SCRIPT}`);
@@ -120,9 +122,10 @@ export class QueryExecutor {
     return this.run('explain', { sql, maxRows: 0, maxBytes: 0, maxCellChars: 0 }, options) as Promise<PlanResult>;
   }
 
-  async close(): Promise<void> {
+  async close(reason?: string): Promise<void> {
     this.closed = true;
-    for (const w of this.waiting.splice(0)) w.fail(ToolError.unavailable('The server is shutting down.'));
+    if (reason) this.closedReason = reason;
+    for (const w of this.waiting.splice(0)) w.fail(ToolError.unavailable(this.closedReason));
     const children = [...this.all].map((p) => p.child);
     for (const p of [...this.all]) this.kill(p);
     // Wait (briefly) until each killed process has exited, so this process reaps it itself and
@@ -190,7 +193,7 @@ export class QueryExecutor {
             if (message.ok) finish(undefined, message.result);
             else finish(new ToolError(message.locked ? lockedMessage(this.options.busyTimeoutMs) : message.message, message.kind));
           },
-          lost: () => finish(ToolError.unavailable(`${options.label}: the query process stopped unexpectedly; try again.`)),
+          lost: () => finish(ToolError.unavailable(this.closed ? this.closedReason : `${options.label}: the query process stopped unexpectedly; try again.`)),
         };
         sendTo(p.child, { type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars });
       };
@@ -203,7 +206,7 @@ export class QueryExecutor {
   }
 
   private async acquire(): Promise<QueryProcess> {
-    if (this.closed) throw ToolError.unavailable('The server is shutting down.');
+    if (this.closed) throw ToolError.unavailable(this.closedReason);
     const idle = this.idle.pop();
     if (idle) return idle;
     if (this.all.size < this.options.size) {

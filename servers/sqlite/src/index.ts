@@ -20,7 +20,7 @@ await runServer({
   },
   positionals: { name: 'PATH.db', min: 0, max: 1 },
   examples: ['mcp-server-sqlite ~/data/sales.db', 'mcp-server-sqlite --allow-write --timeout 10 ./scratch.db', 'mcp-server-sqlite --demo'],
-  async prepare({ flags, positionals, selection }) {
+  async prepare({ flags, positionals, selection }, log) {
     const demo = flags.demo === true;
     if (demo && positionals.length > 0) throw new UsageError('Give either a database file or --demo, not both.');
     if (!demo && positionals.length === 0) throw new UsageError('Missing PATH.db (or use --demo to try the sample database).');
@@ -41,6 +41,7 @@ await runServer({
       extensions,
       workers,
       limits: { timeoutMs: timeoutSeconds * 1000, defaultMaxRows: maxRows },
+      log,
     });
     const changes = new ChangeHub();
     const config = { database, changes };

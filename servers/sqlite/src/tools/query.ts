@@ -37,7 +37,7 @@ export function queryTools(config: SqliteConfig): AnyToolDefinition[] {
       const sql = statementOf(args);
       refusePragmaArguments(sql);
       const rowCap = maxRows ?? limits.defaultMaxRows;
-      const result = await db.reader.query(
+      const result = await db.executors().reader.query(
         { sql, params, maxRows: rowCap, maxBytes: limits.maxBytes, maxCellChars: limits.maxCellChars },
         { timeoutMs: callTimeoutMs(limits, timeoutSeconds), signal: ctx.signal, label: 'read_query' },
       );
@@ -58,7 +58,7 @@ export function queryTools(config: SqliteConfig): AnyToolDefinition[] {
       const sql = statementOf(args);
       refusePragmaArguments(sql);
       if (/^\s*explain\b/i.test(sql)) throw ToolError.invalidArgument('Give the statement without EXPLAIN; explain_query adds EXPLAIN QUERY PLAN itself.');
-      const { plan } = await db.reader.explain(sql, { timeoutMs: limits.timeoutMs, signal: ctx.signal, label: 'explain_query' });
+      const { plan } = await db.executors().reader.explain(sql, { timeoutMs: limits.timeoutMs, signal: ctx.signal, label: 'explain_query' });
       return { text: planTree(plan), structured: { plan } };
     },
   }));

@@ -39,15 +39,21 @@ async function runWrite(
   label: string,
 ): Promise<RowsResult | ChangeResult> {
   const db = config.database;
-  const writer = db.writer;
-  if (!writer) throw ToolError.accessDenied('This server is read-only.');
   refuseUnlessAllowed(db, sql);
+  const { writer, identity } = db.executors();
+  if (!writer) throw ToolError.accessDenied('This server is read-only.');
   const before = schemaVersion(db);
   const limits = db.limits;
   const result = await writer.write(
     { sql, params, maxRows: limits.defaultMaxRows, maxBytes: limits.maxBytes, maxCellChars: limits.maxCellChars },
     { timeoutMs: callTimeoutMs(limits, timeoutSeconds), signal, label },
   );
+  if (!db.stillAt(identity)) {
+    throw ToolError.conflict(
+      `${label} ran, but the database file was deleted or replaced while it did: the change went to the old file, which is no longer at the configured path. ` +
+        'Check the data now there and run it again if it belongs in it.',
+    );
+  }
   // A new or dropped table changes resources/list; content changes reach subscribers through the file watcher.
   if (schemaVersion(db) !== before) config.changes?.publishListChanged();
   return result;
