@@ -44,10 +44,23 @@ async function runWrite(
   if (!writer) throw ToolError.accessDenied('This server is read-only.');
   const before = schemaVersion(db);
   const limits = db.limits;
-  const result = await writer.write(
-    { sql, params, maxRows: limits.defaultMaxRows, maxBytes: limits.maxBytes, maxCellChars: limits.maxCellChars },
-    { timeoutMs: callTimeoutMs(limits, timeoutSeconds), signal, label },
-  );
+  let result: RowsResult | ChangeResult;
+  try {
+    result = await writer.write(
+      { sql, params, maxRows: limits.defaultMaxRows, maxBytes: limits.maxBytes, maxCellChars: limits.maxCellChars },
+      { timeoutMs: callTimeoutMs(limits, timeoutSeconds), signal, label },
+    );
+  } catch (error) {
+    // SQLite refuses to write to a file moved since it was opened (SQLITE_READONLY_DBMOVED), which
+    // would otherwise read as "attempt to write a readonly database".
+    if (!db.stillAt(identity)) {
+      throw ToolError.conflict(
+        `The database file was deleted or replaced while ${label} ran, and SQLite refused to write to the old one: nothing was written. ` +
+          'Run it again if the change belongs in the database now at the configured path.',
+      );
+    }
+    throw error;
+  }
   if (!db.stillAt(identity)) {
     throw ToolError.conflict(
       `${label} ran, but the database file was deleted or replaced while it did: the change went to the old file, which is no longer at the configured path. ` +
