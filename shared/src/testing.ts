@@ -304,6 +304,12 @@ export interface SpawnOptions extends ClientOptions {
   /** Added to the test's environment; a variable set to undefined is removed. */
   env?: Record<string, string | undefined>;
   cwd?: string;
+  /**
+   * A command that starts the server instead of running node directly: node, the bin and its
+   * arguments are appended to it. For faults that need the server in another environment, e.g.
+   * `['unshare', '--user', '--map-root-user', 'sh', '-c', 'echo 0 > /proc/sys/user/max_inotify_watches && exec "$0" "$@"']`.
+   */
+  launcher?: string[];
 }
 
 export interface SpawnedSession extends TestSession {
@@ -314,9 +320,10 @@ export interface SpawnedSession extends TestSession {
 
 /** Spawns a built server bin (`node dist/index.js ...`) and connects a client over stdio. */
 export async function spawnServer(binPath: string, args: string[] = [], options: SpawnOptions = {}): Promise<SpawnedSession> {
+  const [command, ...prefix] = options.launcher ?? [];
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [binPath, ...args],
+    command: command ?? process.execPath,
+    args: command === undefined ? [binPath, ...args] : [...prefix, process.execPath, binPath, ...args],
     env: Object.fromEntries(Object.entries({ ...process.env, ...options.env }).filter((entry): entry is [string, string] => entry[1] !== undefined)),
     ...(options.cwd ? { cwd: options.cwd } : {}),
     stderr: 'pipe',
