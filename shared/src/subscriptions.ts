@@ -7,6 +7,7 @@ import {
   TreeWatcher,
   errorCode,
   isWatchLimitError,
+  listingSignature,
   pathSignature,
   watchFaultFromEnvironment,
   type Follower,
@@ -84,6 +85,28 @@ interface Subscription {
 type FollowKind = 'path' | 'tree';
 
 /** A path or tree followed for one or more URIs: by a native watcher, or by polling when that failed. */
+/** Which entries a listing watch leaves out; `stats` is there when the caller knows the entry's type. */
+export type ListingFilter = (p: string, stats?: { isFile(): boolean }) => boolean;
+
+/**
+ * A watch for files appearing and disappearing under some directories (list_changed), held by
+ * sessions. chokidar does the watching (depth and filter included); a PathWatcher on each directory
+ * sees it removed and created again, which chokidar does not follow; a poller of the names replaces
+ * both once the kernel refuses watches.
+ */
+interface Listing {
+  holders: Set<string>;
+  dirs: string[];
+  depth: number;
+  ignored: ListingFilter | undefined;
+  watcher: FSWatcher | undefined;
+  roots: PathWatcher[];
+  poller: SignaturePoller | undefined;
+  closed: boolean;
+  /** Ends the wait for chokidar's 'ready' when the listing is polled or stopped instead. */
+  settle?: () => void;
+}
+
 interface Followed {
   readonly kind: FollowKind;
   readonly target: string;
@@ -117,7 +140,7 @@ export class ChangeHub {
   private readonly sinks = new Map<string, ChangeSink>();
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly followed = new Map<string, Followed>();
-  private readonly listings = new Map<string, { watcher: FSWatcher; holders: Set<string> }>();
+  private readonly listings = new Map<string, Listing>();
   private listTimer: NodeJS.Timeout | undefined;
   private readonly debounceMs: number;
   private readonly maxWaitMs: number;
@@ -165,11 +188,12 @@ export class ChangeHub {
     return this.targets('tree');
   }
 
-  /** Pollers running now: poll sources, and paths or trees polled because they could not be watched. */
+  /** Pollers running now: poll sources, and paths, trees and listings polled because they could not be watched. */
   get activePollers(): number {
     let count = 0;
     for (const sub of this.subscriptions.values()) if (sub.poller?.running) count++;
     for (const f of this.followed.values()) if (f.poller?.running) count++;
+    for (const l of this.listings.values()) if (l.poller?.running) count++;
     return count;
   }
 
@@ -264,8 +288,10 @@ export class ChangeHub {
   /**
    * Watches directory trees for files appearing and disappearing, and sends `list_changed` to
    * every session. Held per session under a key, so the watcher stops when the last holder goes.
+   * A directory removed and created again is watched again; when the kernel refuses watches (or
+   * the fault seam says it would), the names under the directories are polled instead.
    */
-  async watchListing(sessionId: string, key: string, dirs: string[], options: { depth?: number; ignored?: (p: string) => boolean } = {}): Promise<void> {
+  async watchListing(sessionId: string, key: string, dirs: string[], options: { depth?: number; ignored?: ListingFilter } = {}): Promise<void> {
     const existing = this.listings.get(key);
     if (existing) {
       existing.holders.add(sessionId);
@@ -273,23 +299,87 @@ export class ChangeHub {
     }
     const { watch } = await loadChokidar();
     if (this.closed || this.listings.has(key)) return this.watchListing(sessionId, key, dirs, options);
-    const watcher = watch(dirs, {
-      ignoreInitial: true,
+    const listing: Listing = {
+      holders: new Set([sessionId]),
+      dirs: [...dirs],
       depth: options.depth ?? 3,
       ignored: options.ignored,
-      persistent: false,
+      watcher: undefined,
+      roots: [],
+      poller: undefined,
+      closed: false,
+    };
+    this.listings.set(key, listing);
+    // chokidar cannot be told to fail like the kernel would: under the fault seam, poll from the start.
+    if (this.env.fault) {
+      await this.pollListing(listing, Object.assign(new Error(`${this.env.fault} (simulated by SUITE_WATCH_FAULT)`), { code: this.env.fault }));
+      return;
+    }
+    const watcher = watch(dirs, { ignoreInitial: true, depth: listing.depth, ignored: listing.ignored, persistent: false });
+    listing.watcher = watcher;
+    // chokidar reads the trees before it watches them: a file created before 'ready' may never be reported.
+    const ready = new Promise<void>((resolve) => {
+      watcher.once('ready', resolve);
+      listing.settle = resolve;
     });
     const onChange = (): void => this.publishListChanged();
     watcher.on('add', onChange).on('unlink', onChange).on('addDir', onChange).on('unlinkDir', onChange);
-    watcher.on('error', (error) => this.log.warning('listing watcher error', { error: String(error) }));
-    this.listings.set(key, { watcher, holders: new Set([sessionId]) });
+    watcher.on('error', (error) => {
+      if (isWatchLimitError(error)) void this.pollListing(listing, error);
+      else this.log.warning('listing watcher error', { error: String(error) });
+    });
+    for (const dir of listing.dirs) {
+      const root = new PathWatcher(dir, { children: false }, { changed: () => void this.listingRootChanged(listing, dir), failed: (error) => void this.pollListing(listing, error) }, this.env);
+      listing.roots.push(root);
+      try {
+        await root.start();
+      } catch (error) {
+        await this.pollListing(listing, error);
+        return;
+      }
+    }
+    await ready;
   }
 
   async unwatchListing(sessionId: string, key: string): Promise<void> {
     const listing = this.listings.get(key);
     if (!listing || !listing.holders.delete(sessionId) || listing.holders.size > 0) return;
     this.listings.delete(key);
-    await listing.watcher.close();
+    await this.stopListing(listing);
+  }
+
+  /** A listing directory was removed, or created again: chokidar stopped at the removal, so it is told to look again. */
+  private async listingRootChanged(listing: Listing, dir: string): Promise<void> {
+    if (listing.closed || !listing.watcher) return;
+    const now = await pathSignature(dir, false).catch(() => undefined);
+    if (listing.closed || !listing.watcher) return;
+    if (now !== undefined) {
+      listing.watcher.unwatch(dir);
+      listing.watcher.add(dir);
+    }
+    // What the new directory already holds was never announced.
+    this.publishListChanged();
+  }
+
+  /** Follows a listing by polling the names under its directories once watches were refused. */
+  private async pollListing(listing: Listing, error: unknown): Promise<void> {
+    if (listing.closed || listing.poller) return;
+    const watcher = listing.watcher;
+    const roots = listing.roots.splice(0);
+    listing.watcher = undefined;
+    listing.poller = new SignaturePoller(this.fallbackPollMs, () => listingSignature(listing.dirs, listing.depth, listing.ignored), () => this.publishListChanged(), this.log);
+    await Promise.all([watcher?.close(), ...roots.map((r) => r.close())]);
+    this.warnFallback(error);
+    this.log.private('debug', `polling the listing of ${listing.dirs.join(', ')} (${errorCode(error) ?? 'error'})`);
+    await listing.poller.start();
+    listing.settle?.();
+  }
+
+  private async stopListing(listing: Listing): Promise<void> {
+    listing.closed = true;
+    listing.settle?.();
+    listing.poller?.stop();
+    await Promise.all([listing.watcher?.close(), ...listing.roots.map((r) => r.close())]);
   }
 
   async close(): Promise<void> {
@@ -305,7 +395,7 @@ export class ChangeHub {
     );
     await Promise.all([...this.followed.values()].map((f) => this.stopFollowing(f)));
     this.followed.clear();
-    await Promise.all([...this.listings.values()].map((l) => l.watcher.close()));
+    await Promise.all([...this.listings.values()].map((l) => this.stopListing(l)));
     this.listings.clear();
   }
 
@@ -402,18 +492,22 @@ export class ChangeHub {
     const recursive = f.kind === 'tree';
     f.poller = new SignaturePoller(this.fallbackPollMs, () => pathSignature(f.target, recursive), () => this.publishFollowed(f), this.log);
     await watcher?.close();
-    const code = errorCode(error) ?? 'error';
-    if (!this.warnedFallback) {
-      this.warnedFallback = true;
-      const cause = isWatchLimitError(error)
-        ? `the system limit for file watches was reached (${code}); raise fs.inotify.max_user_watches (or the open file limit) to get instant updates back`
-        : `a file watch was refused (${code})`;
-      this.log.warning(`Polling subscribed files every ${this.fallbackPollMs} ms instead of watching them: ${cause}.`);
-    }
-    this.log.private('debug', `polling ${f.kind} ${f.target} (${code})`);
+    this.warnFallback(error);
+    this.log.private('debug', `polling ${f.kind} ${f.target} (${errorCode(error) ?? 'error'})`);
     await f.poller.start();
     // A watcher that failed while following may have missed a change on the way to the poller.
     if (wasFollowing) this.publishFollowed(f);
+  }
+
+  /** Said once per hub, subscriptions and listings alike; the paths go to the private log only. */
+  private warnFallback(error: unknown): void {
+    if (this.warnedFallback) return;
+    this.warnedFallback = true;
+    const code = errorCode(error) ?? 'error';
+    const cause = isWatchLimitError(error)
+      ? `the system limit for file watches was reached (${code}); raise fs.inotify.max_user_watches (or the open file limit) to get instant updates back`
+      : `a file watch was refused (${code})`;
+    this.log.warning(`Polling subscribed files every ${this.fallbackPollMs} ms instead of watching them: ${cause}.`);
   }
 
   private async stopFollowing(f: Followed): Promise<void> {

@@ -563,3 +563,39 @@ export async function pathSignature(p: string, recursive: boolean): Promise<stri
   await visit(p, '');
   return hash.digest('hex');
 }
+
+/**
+ * The poll signature of a listing: the names and kinds (file or directory) of the entries under
+ * `dirs`, `depth` levels of subdirectories deep, without what `ignored` leaves out. Writes to a
+ * file do not change it; a file appearing, vanishing or renamed does. Never throws.
+ */
+export async function listingSignature(
+  dirs: readonly string[],
+  depth: number,
+  ignored?: (p: string, stats?: { isFile(): boolean }) => boolean,
+): Promise<string> {
+  const hash = createHash('sha1');
+  let budget = MAX_SIGNATURE_ENTRIES;
+  const visit = async (dir: string, level: number): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      hash.update(`${dir}\0unreadable:${errorCode(error) ?? 'error'}\n`);
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      if (budget-- <= 0) return;
+      const full = path.join(dir, entry.name);
+      if (ignored?.(full, entry)) continue;
+      hash.update(`${full}\0${entry.isDirectory() ? 'd' : 'f'}\n`);
+      if (entry.isDirectory() && level < depth) await visit(full, level + 1);
+    }
+  };
+  for (const dir of dirs) {
+    hash.update(`${dir}\n`);
+    await visit(dir, 0);
+  }
+  return hash.digest('hex');
+}

@@ -587,6 +587,30 @@ describe('change sources', { timeout: 60_000 }, () => {
     await expectUpdate(s, 'file://later', 'a write to it', () => appendFile(later, ' and more'));
   });
 
+  it('a listing watch keeps announcing files appearing and vanishing after its directory is removed and created again', async () => {
+    const root = path.join(dir, 'listed');
+    await mkdir(root);
+    const server = probeServer(hub, { 'probe://listing': async () => undefined });
+    const s = await connect(server);
+    await hub.watchListing(server.sessionId, 'listing', [root], { depth: 2 });
+    const listChanges = (): number => s.received('notifications/resources/list_changed').length;
+    const expectListChange = async (what: string, act: () => Promise<unknown>): Promise<void> => {
+      const before = listChanges();
+      await act();
+      await waitUntil(() => listChanges() > before, { what: `list_changed after ${what}`, timeoutMs: 8000 });
+      await quiet(s);
+    };
+    await expectListChange('a file appearing', () => writeFile(path.join(root, 'a.txt'), '1'));
+    await expectListChange('the directory removed', () => rm(root, { recursive: true }));
+    await expectListChange('the directory created again with a file in it', async () => {
+      await mkdir(root);
+      await writeFile(path.join(root, 'b.txt'), '1');
+    });
+    await expectListChange('a file appearing in the new directory', () => writeFile(path.join(root, 'c.txt'), '1'));
+    await expectListChange('a file vanishing from it', () => unlink(path.join(root, 'b.txt')));
+    await hub.unwatchListing(server.sessionId, 'listing');
+  });
+
   it('counts a tree once across sessions and releases it with the last one', async () => {
     const tree = path.join(dir, 'shared-tree');
     await mkdir(tree);
@@ -707,6 +731,43 @@ describe('change sources', { timeout: 60_000 }, () => {
       expect(report.warnings).toHaveLength(1);
       expect(report.warnings[0]).toMatch(/system limit for file watches was reached \(ENOSPC\)/);
       expect(report.warnings[0]).not.toContain(work);
+    });
+
+    it('a listing polls the names under its directories when watches are refused: appearing and vanishing count, writes do not', async () => {
+      Logger.setStderrLevel('error');
+      const { log, lines } = capturingLogger();
+      const faulty = new ChangeHub({ debounceMs: 50, fallbackPollMs: 50, watchFault: 'ENOSPC', log });
+      try {
+        const root = path.join(dir, 'polled-listing');
+        await mkdir(path.join(root, 'sub'), { recursive: true });
+        await writeFile(path.join(root, 'sub', 'kept.txt'), '1');
+        const server = probeServer(faulty, { 'probe://listing': async () => undefined });
+        const s = await connect(server);
+        await faulty.watchListing(server.sessionId, 'listing', [root], { depth: 2, ignored: (p) => p.endsWith('.ignored') });
+        const listChanges = (): number => s.received('notifications/resources/list_changed').length;
+        const expectListChange = async (what: string, act: () => Promise<unknown>): Promise<void> => {
+          const before = listChanges();
+          await act();
+          await waitUntil(() => listChanges() > before, { what: `list_changed after ${what}`, timeoutMs: 8000 });
+          await quiet(s);
+        };
+        await expectListChange('a deep file appearing', () => writeFile(path.join(root, 'sub', 'new.txt'), '1'));
+        await expectListChange('a file vanishing', () => unlink(path.join(root, 'sub', 'new.txt')));
+        const settled = listChanges();
+        await appendFile(path.join(root, 'sub', 'kept.txt'), 'more');
+        await writeFile(path.join(root, 'x.ignored'), '1');
+        await sleep(500);
+        expect(listChanges()).toBe(settled);
+        const warnings = lines.filter((l) => l.level === 'warning');
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]!.text).toMatch(/system limit for file watches was reached \(ENOSPC\)/);
+        expect(warnings[0]!.text).not.toContain(dir);
+        expect(faulty.activePollers).toBe(1);
+        await faulty.unwatchListing(server.sessionId, 'listing');
+        expect(faulty.activePollers).toBe(0);
+      } finally {
+        await faulty.close();
+      }
     });
 
     it('falls back to polling on EMFILE (fault seam: SUITE_WATCH_FAULT)', async () => {
