@@ -342,6 +342,13 @@ function describeFailure(error) {
   if (error instanceof Database.SqliteError) {
     // The parent words it (it knows how long the busy timeout was).
     if (isLocked(error)) return { kind: 'unavailable', message: 'The database is locked.', locked: true };
+    // Not the statement's fault: the file system (or the database's max_page_count) has no room left.
+    if (error.code === 'SQLITE_FULL') {
+      return {
+        kind: 'unavailable',
+        message: 'The disk is full (no space left for the database or its journal): the statement was rolled back and nothing of it was written. Free some space and try again.',
+      };
+    }
     return { kind: 'invalid_argument', message: `SQLite error: ${error.message}` };
   }
   // better-sqlite3 reports misuse (two statements, wrong parameters) as RangeError/TypeError.
