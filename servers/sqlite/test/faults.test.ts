@@ -6,11 +6,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { appendFile, mkdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
 import { BIN, makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -261,5 +262,59 @@ describe('the database file deleted or replaced under the server', () => {
     expect(await teamNames(session)).toEqual(['new-core']);
     // No journal or stray file was left by the server in the directory.
     expect(readdirSync(dir).sort()).toEqual(['sample.db']);
+  });
+});
+
+describe('the disk full during a write (a real ENOSPC from a 256 KiB tmpfs)', () => {
+  it('write_query that would overflow answers "disk is full", rolls back, leaves the database intact and no journal; writes work again once there is room', async () => {
+    const temp = await makeTempDir('sqlite-full-');
+    const dir = path.join(temp.dir, 'mnt');
+    await mkdir(dir);
+    const file = path.join(dir, 'data.db');
+    const quoted = `'${dir.replace(/'/g, `'\\''`)}'`;
+    // The database is made inside the namespace, on the tmpfs, before the server opens it.
+    const seed = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body BLOB); INSERT INTO notes (body) VALUES ('kept')"); db.close();`;
+    let session: SpawnedSession;
+    try {
+      session = await spawnServer(BIN, ['--allow-write', file], {
+        cwd: PACKAGE_DIR,
+        launcher: ['unshare', '--user', '--map-root-user', '--mount', 'sh', '-c', `mount -t tmpfs -o size=256k tmpfs ${quoted} && "$0" -e "${seed.replace(/"/g, '\\"')}" "${file}" && exec "$0" "$@"`],
+      });
+    } catch (error) {
+      await temp.cleanup();
+      throw new Error(`The disk-full test needs util-linux unshare and unprivileged user and mount namespaces: ${String(error)}`);
+    }
+    try {
+      const view = `/proc/${session.pid}/root${dir}`;
+      const { bavail, bsize } = await statfs(view);
+      await appendFile(`${view}/filler.bin`, Buffer.alloc(Math.max(0, bavail * bsize - 24 * 1024), 1));
+
+      const write = await session.callTool('write_query', { query: 'INSERT INTO notes (body) VALUES (zeroblob(200000))' });
+      expect(write.isError).toBe(true);
+      expect(write.text).toMatch(/disk is full|no space left/i);
+      expect(write.text).toMatch(/nothing was written|rolled back/i);
+      expect(write.text).not.toMatch(/failed unexpectedly|\n\s+at /);
+      const check = await session.callTool('read_query', { query: 'SELECT count(*) AS n, (SELECT integrity_check FROM pragma_integrity_check) AS ok FROM notes' });
+      expect(check.structured?.rows).toEqual([[1, 'ok']]);
+      expect(readdirSync(view).sort()).toEqual(['data.db', 'filler.bin']);
+
+      // Not a byte left, even for the journal of a small change.
+      const rest = await statfs(view);
+      await appendFile(`${view}/filler.bin`, Buffer.alloc(rest.bavail * rest.bsize, 1));
+      expect((await statfs(view)).bavail).toBe(0);
+      const small = await session.callTool('write_query', { query: "UPDATE notes SET body = 'changed' WHERE id = 1" });
+      expect(small.isError).toBe(true);
+      expect(small.text).toMatch(/disk is full/i);
+      expect((await session.callTool('read_query', { query: 'SELECT body FROM notes' })).structured?.rows).toEqual([['kept']]);
+      expect(readdirSync(view).sort()).toEqual(['data.db', 'filler.bin']);
+
+      await rm(`${view}/filler.bin`);
+      const again = await session.callTool('write_query', { query: 'INSERT INTO notes (body) VALUES (zeroblob(20000))' });
+      expect(again.isError, again.text).toBe(false);
+      expect((await session.callTool('read_query', { query: 'SELECT count(*) FROM notes' })).structured?.rows).toEqual([[2]]);
+    } finally {
+      await session.close();
+      await temp.cleanup();
+    }
   });
 });
