@@ -12,7 +12,8 @@
 //                                package.json; the flags and environment variables its mcp_config
 //                                passes are real. (Its tools and prompts: pnpm check:bundles.)
 // --write rewrites every field that follows from package.json (versions after `changeset version`,
-// descriptions, names) and leaves the hand-written ones alone. --self-test proves the check fails.
+// descriptions, names) and leaves the hand-written ones alone; it needs no build. --self-test
+// proves the check fails on the mistakes it is for.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -163,25 +164,24 @@ export function check(name, { pkg, serverJson, manifest, help, versionOutput }) 
   return problems;
 }
 
-function load(name) {
+function load(name, { runBin = true } = {}) {
   const dir = path.join(root, 'servers', name);
   const pkg = readJson(path.join(dir, 'package.json'));
   const serverFile = path.join(dir, 'server.json');
   const manifestFile = path.join(dir, 'manifest.json');
-  const bin = path.join(dir, Object.values(pkg.bin ?? {})[0] ?? 'dist/index.js');
-  if (!existsSync(bin)) throw new Error(`${path.relative(root, bin)} is missing: run pnpm build first`);
-  const run = (flag) => execFileSync(process.execPath, [bin, flag], { encoding: 'utf8', timeout: 30_000 });
-  return {
-    serverFile,
-    manifestFile,
-    inputs: {
-      pkg,
-      serverJson: existsSync(serverFile) ? readJson(serverFile) : undefined,
-      manifest: existsSync(manifestFile) ? readJson(manifestFile) : undefined,
-      help: parseHelp(run('--help')),
-      versionOutput: run('--version'),
-    },
+  const inputs = {
+    pkg,
+    serverJson: existsSync(serverFile) ? readJson(serverFile) : undefined,
+    manifest: existsSync(manifestFile) ? readJson(manifestFile) : undefined,
   };
+  if (runBin) {
+    const bin = path.join(dir, Object.values(pkg.bin ?? {})[0] ?? 'dist/index.js');
+    if (!existsSync(bin)) throw new Error(`${path.relative(root, bin)} is missing: run pnpm build first`);
+    const run = (flag) => execFileSync(process.execPath, [bin, flag], { encoding: 'utf8', timeout: 30_000 });
+    inputs.help = parseHelp(run('--help'));
+    inputs.versionOutput = run('--version');
+  }
+  return { serverFile, manifestFile, inputs };
 }
 
 function selfTest() {
@@ -227,15 +227,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   let failed = 0;
   for (const name of names) {
     try {
-      const { serverFile, manifestFile, inputs } = load(name);
-      if (write && inputs.serverJson) {
+      // Writing needs only package.json (it runs right after `changeset version`, before any build).
+      const { serverFile, manifestFile, inputs } = load(name, { runBin: !write });
+      if (write) {
+        if (!inputs.serverJson) throw new Error('server.json is missing (copy scripts/templates/server/server.json)');
         const want = derived(name, inputs.pkg, inputs.serverJson, inputs.manifest);
         writeFileSync(serverFile, `${JSON.stringify(want.server, null, 2)}\n`);
-        inputs.serverJson = want.server;
-        if (want.manifest) {
-          writeFileSync(manifestFile, `${JSON.stringify(want.manifest, null, 2)}\n`);
-          inputs.manifest = want.manifest;
-        }
+        if (want.manifest) writeFileSync(manifestFile, `${JSON.stringify(want.manifest, null, 2)}\n`);
+        console.log(`${name}: server.json${want.manifest ? ' and manifest.json' : ''} follow package.json ${inputs.pkg.version}`);
+        continue;
       }
       const problems = check(name, inputs);
       if (problems.length) {
@@ -247,6 +247,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       console.error(`FAIL ${name}: ${error.message}`);
     }
   }
-  console.log(`release files: ${names.length - failed} of ${names.length} servers in step`);
+  if (!write) console.log(`release files: ${names.length - failed} of ${names.length} servers in step`);
   process.exit(failed ? 1 : 0);
 }
