@@ -160,6 +160,8 @@ export async function stageServer(name, stageDir, manifest) {
   const addons = [];
   for (const [pkgName, { dir: pkgDir, files }] of packages) {
     files.add(path.join(pkgDir, 'package.json'));
+    // Their licences travel with their code.
+    for (const f of readdirSync(pkgDir)) if (/^(licen[cs]e|notice|copying)/i.test(f)) files.add(path.join(pkgDir, f));
     for (const addon of nativeFiles(pkgDir)) {
       files.add(addon);
       addons.push(path.join('node_modules', pkgName, path.relative(pkgDir, addon)));
