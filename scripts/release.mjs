@@ -3,7 +3,7 @@
 // (changeset publish), after the pending changesets were applied with pnpm version-packages.
 // pnpm release --dry-run (or pnpm release:dry-run): publishes nothing and leaves the checkout as it
 // was. It copies the working tree to a temporary directory, installs there from the store, applies
-// the pending changesets (changeset version), packs every public package as `pnpm publish` would
+// the pending changesets (pnpm version-packages), packs every public package as `pnpm publish` would
 // and runs `npm publish --dry-run` on each tarball, then checks what a registry would receive:
 //   - versions and changelogs: every bumped package has its new version and a CHANGELOG.md entry;
 //     a release of @suite/shared bumps every package that bundles it (their bins inline shared);
@@ -142,8 +142,8 @@ async function dryRunRelease() {
     const changesets = pendingChangesets(repo);
     console.log(`release dry run in ${work}: ${changesets.length} pending changeset${changesets.length === 1 ? '' : 's'} (${changesets.join(', ') || 'none'})`);
     pnpm('install (from the store where it can)', ['install', '--frozen-lockfile', '--prefer-offline'], { cwd: repo, quiet: true });
-    if (changesets.length) pnpm('changeset version', ['exec', 'changeset', 'version'], { cwd: repo, quiet: true });
-    run('sync release files', process.execPath, ['scripts/check-release-files.mjs', '--write'], { cwd: repo, quiet: true });
+    // The maintainer's own step: changeset version, then server.json and manifest.json follow.
+    pnpm('pnpm version-packages', ['run', 'version-packages'], { cwd: repo, quiet: true });
 
     const problems = [];
     const after = workspacePackages(repo);
