@@ -230,6 +230,8 @@ async function release() {
   const pending = pendingChangesets(root);
   if (pending.length) throw new Error(`pending changesets (${pending.join(', ')}): run pnpm version-packages, review and commit, then pnpm release`);
   if (execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8' }).trim()) throw new Error('the checkout has uncommitted changes: commit them first');
+  // changeset publish starts `pnpm publish` by name.
+  if (spawnSync('pnpm', ['--version'], { stdio: 'ignore' }).status !== 0) throw new Error('pnpm is not on PATH: run this as npx -y pnpm@10 release');
   pnpm('build', ['build']);
   pnpm('test', ['test']);
   run('release files', process.execPath, ['scripts/check-release-files.mjs']);
