@@ -48,10 +48,19 @@ function startedScripts(binFile) {
   return [...found];
 }
 
-/** The files an entry reaches by static import or require (its own relative modules), and the packages it leaves external. */
+/**
+ * The files an entry reaches by static import or require (its own relative modules), and the
+ * packages it leaves external. `entry` is a file, or { package, from }: that package as both
+ * `import` and `require` from the directory `from` resolve it (an ESM bin and a CommonJS
+ * dependency can load different files of one package, through its "exports" conditions).
+ */
 async function traceEntry(entry, { external }) {
+  const source =
+    typeof entry === 'string'
+      ? { entryPoints: [entry] }
+      : { stdin: { contents: `import ${JSON.stringify(entry.package)};\nrequire(${JSON.stringify(entry.package)});\n`, resolveDir: entry.from, sourcefile: 'external-package.js' } };
   const result = await build({
-    entryPoints: [entry],
+    ...source,
     bundle: true,
     write: false,
     metafile: true,
@@ -63,7 +72,9 @@ async function traceEntry(entry, { external }) {
     // Addons are loaded by computed paths at run time; they are copied by rule (nativeFiles), not traced.
     loader: { '.node': 'empty' },
   });
-  const inputs = Object.keys(result.metafile.inputs).map((p) => path.resolve(root, p));
+  const inputs = Object.keys(result.metafile.inputs)
+    .filter((p) => path.basename(p) !== 'external-package.js')
+    .map((p) => path.resolve(root, p));
   const imports = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
   return { inputs, imports };
 }
@@ -126,6 +137,14 @@ export async function stageServer(name, stageDir, manifest) {
       const pkgName = packageNameOf(specifier);
       if (pkgName) externals.add(pkgName);
     }
+    // The build gives bundled CommonJS code its own `require` (a local variable, which the trace does
+    // not follow), so a package it leaves external shows up only as require("name") in the text. Such
+    // strings also occur inside code generators' templates; the ones that are dependencies count.
+    const declared = { ...pkg.dependencies, ...pkg.optionalDependencies };
+    for (const m of readFileSync(entry, 'utf8').matchAll(/\brequire\(\s*["']([^"'./][^"']*)["']\s*\)/g)) {
+      const pkgName = packageNameOf(m[1]);
+      if (pkgName && pkgName in declared && !pkgName.startsWith('@suite/')) externals.add(pkgName);
+    }
   }
   for (const file of serverFiles) {
     const target = path.join(stageDir, 'server', path.relative(distDir, file));
@@ -135,19 +154,18 @@ export async function stageServer(name, stageDir, manifest) {
   await chmod(path.join(stageDir, 'server', path.relative(distDir, binFile)), 0o755);
 
   // External packages (native addons and whatever the build left out), traced the same way.
-  const requireFromServer = createRequire(path.join(dir, 'package.json'));
   const packages = new Map();
   const skipped = [];
   for (const pkgName of [...externals].sort()) {
-    let main;
+    let traced;
     try {
-      main = realpathSync(requireFromServer.resolve(pkgName));
+      traced = await traceEntry({ package: pkgName, from: dir }, { external: false });
     } catch {
       // Not installed here (an optional peer such as pg-native): an npm install lacks it too.
       skipped.push(pkgName);
       continue;
     }
-    const { inputs } = await traceEntry(main, { external: false });
+    const { inputs } = traced;
     for (const input of inputs) {
       const owner = owningPackage(input);
       if (!owner) throw new Error(`${name}: ${pkgName} loads ${input}, which is in no package.`);
