@@ -7,7 +7,8 @@
 import { rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bundledServers, catalogDrift, connect, launchConfig, liveCatalog, readJson, sampleConfig, serverDir, stageServer } from './mcpb-kit.mjs';
+import { bundledServers, catalogDrift, connect, launchConfig, liveCatalog, readJson, serverDir, stageServer } from './mcpb-kit.mjs';
+import { sampleConfig } from './mcpb-samples.mjs';
 
 const names = process.argv.slice(2).length ? process.argv.slice(2) : bundledServers();
 let failed = false;

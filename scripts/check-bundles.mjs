@@ -18,7 +18,8 @@ import { existsSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bundledServers, catalogDrift, connect, launchConfig, liveCatalog, packQuietly, readJson, root, sampleConfig, satisfies, serverDir } from './mcpb-kit.mjs';
+import { bundledServers, catalogDrift, connect, launchConfig, liveCatalog, packQuietly, readJson, root, satisfies, serverDir } from './mcpb-kit.mjs';
+import { sampleConfig } from './mcpb-samples.mjs';
 
 const mcpb = path.join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'mcpb.cmd' : 'mcpb');
 
