@@ -1,0 +1,125 @@
+// Sample configurations for the MCP Bundle scripts: for each server, what a user would fill in the
+// bundle's form (made real on this machine: a directory, a database file, a PostgreSQL role, a git
+// repository, a stand-in for the GitHub API), and one real call that goes through whatever the
+// bundle must carry.
+import { execFileSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { serverDir } from './mcpb-kit.mjs';
+
+function textOf(result) {
+  return (result.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+async function expectCall(client, name, args, expected) {
+  const result = await client.callTool({ name, arguments: args });
+  const text = textOf(result);
+  if (result.isError || !text.includes(expected)) throw new Error(`${name} answered ${result.isError ? 'an error' : 'without'} "${expected}": ${text.slice(0, 300)}`);
+  return `${name} ok`;
+}
+
+async function postgresRole() {
+  const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test');
+  const { Client: PgClient } = createRequire(path.join(serverDir('postgres'), 'package.json'))('pg');
+  const admin = new PgClient({ connectionString: base.toString() });
+  await admin.connect();
+  const role = `suite_bundle_check_${process.pid}`;
+  const database = decodeURIComponent(base.pathname.slice(1));
+  await admin.query(`DROP ROLE IF EXISTS ${role}`);
+  await admin.query(`CREATE ROLE ${role} LOGIN`);
+  await admin.query(`GRANT CONNECT ON DATABASE "${database.replace(/"/g, '""')}" TO ${role}`);
+  await admin.query(`GRANT pg_read_all_data TO ${role}`);
+  const url = new URL(base);
+  url.username = role;
+  url.password = '';
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    },
+  };
+}
+
+/** A loopback stand-in for the GitHub REST API: GET /api/v3/user with the token the bundle was configured with. */
+async function fakeGithub(token) {
+  const seen = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+    if (req.method === 'GET' && req.url === '/api/v3/user' && req.headers.authorization?.endsWith(` ${token}`)) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ login: 'bundle-check', type: 'User', name: 'Bundle Check', public_repos: 1, followers: 0, html_url: 'https://github.example/bundle-check', created_at: '2020-01-01T00:00:00Z' }));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ message: 'Not Found' }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${server.address().port}`, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/**
+ * For each server: the user_config a user would give (made real in a temporary directory), a
+ * probe (one real call that goes through whatever the bundle must carry: the SQLite addon and
+ * query process, the log scan worker, the token in the environment), and a cleanup.
+ */
+export async function sampleConfig(name) {
+  const tmp = realpathSync(await mkdtemp(path.join(os.tmpdir(), `suite-mcpb-${name}-`)));
+  const cleanups = [() => rm(tmp, { recursive: true, force: true })];
+  const done = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  };
+  try {
+    switch (name) {
+      case 'filesystem': {
+        await writeFile(path.join(tmp, 'hello.txt'), 'hello from the bundle check\n');
+        return { userConfig: { directories: [tmp] }, probe: (c) => expectCall(c, 'read_text_file', { path: path.join(tmp, 'hello.txt') }, 'hello from the bundle check'), cleanup: done };
+      }
+      case 'sqlite': {
+        // A zero-byte file is a valid empty SQLite database.
+        await writeFile(path.join(tmp, 'empty.db'), '');
+        return { userConfig: { database: path.join(tmp, 'empty.db') }, probe: (c) => expectCall(c, 'read_query', { query: "SELECT 6 * 7 AS answer, sqlite_version() AS v" }, '42'), cleanup: done };
+      }
+      case 'postgres': {
+        const role = await postgresRole();
+        cleanups.push(role.drop);
+        return { userConfig: { database_url: role.url }, probe: (c) => expectCall(c, 'query', { sql: 'SELECT 6 * 7 AS answer' }, '42'), cleanup: done };
+      }
+      case 'logs': {
+        await writeFile(path.join(tmp, 'app.log'), ['2024-01-15T10:00:00Z INFO started', '2024-01-15T10:00:01Z ERROR disk full on /var', '2024-01-15T10:00:02Z INFO stopped', ''].join('\n'));
+        return { userConfig: { directories: [tmp] }, probe: (c) => expectCall(c, 'search_logs', { pattern: 'disk full', literal: true }, 'disk full on /var'), cleanup: done };
+      }
+      case 'git-prompts': {
+        const git = (...args) => execFileSync('git', args, { cwd: tmp, stdio: 'pipe', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } });
+        git('init', '-q', '-b', 'bundle-check');
+        await writeFile(path.join(tmp, 'README.md'), '# sample\n');
+        git('add', 'README.md');
+        git('-c', 'user.name=Bundle Check', '-c', 'user.email=check@example.invalid', 'commit', '-q', '-m', 'first');
+        return { userConfig: { repositories: [tmp] }, probe: (c) => expectCall(c, 'git_status', {}, 'bundle-check'), cleanup: done };
+      }
+      case 'github': {
+        const token = 'ghp_bundlecheck0123456789';
+        const fake = await fakeGithub(token);
+        cleanups.push(fake.close);
+        return {
+          userConfig: { token, host: fake.origin },
+          probe: async (c) => {
+            await expectCall(c, 'get_me', {}, '@bundle-check');
+            return `get_me ok (${fake.seen.length} request to the fake API)`;
+          },
+          cleanup: done,
+        };
+      }
+      default:
+        throw new Error(`no sample configuration for ${name}: add one to scripts/mcpb-samples.mjs`);
+    }
+  } catch (error) {
+    await done();
+    throw error;
+  }
+}
