@@ -1,3 +1,4 @@
+import { utimes } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { protocolError } from '@suite/shared/testing';
 import { DEFAULT_LIMITS } from '../src/server.js';
@@ -24,6 +25,13 @@ describe.each(TRANSPORTS)('log resources (%s)', (transport) => {
     const app = resources.find((r) => r.uri === uriOf(fx!.file('app.log')));
     expect(app).toMatchObject({ name: 'app.log', mimeType: 'text/plain', size: Buffer.byteLength(lines(`${isoAgo(1)} INFO up`)) });
     expect(app?.description).toMatch(/^text with ISO 8601 timestamps, \d+ B, modified \d{4}-\d\d-\d\dT/);
+    // The modification time as the protocol's annotation, exactly the file's.
+    const written = new Date('2026-11-20T08:30:15.250Z');
+    await utimes(fx.file('app.log'), written, written);
+    const relisted = (await session.client.listResources()).resources.find((r) => r.uri === uriOf(fx!.file('app.log')));
+    expect(relisted?.annotations).toEqual({ lastModified: '2026-11-20T08:30:15.250Z' });
+    expect(relisted?.description).toContain('modified 2026-11-20T08:30:15.250Z');
+    expect(resources.every((r) => r.uri === 'logs://recent' || typeof r.annotations?.lastModified === 'string')).toBe(true);
     expect(resources.find((r) => r.name === 'app.log.1.gz')?.description).toMatch(/, rotated from app\.log$/);
     expect(resources.find((r) => r.name === 'events.jsonl')?.description).toMatch(/^JSON lines, /);
     const { resourceTemplates } = await session.client.listResourceTemplates();
