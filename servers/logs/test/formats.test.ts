@@ -1,5 +1,6 @@
 import { utimes } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_JSON_FIELDS } from '../src/server.js';
 import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 /** Real sample lines of each format (from the RFCs, the servers' documentation, and logs as they are written). */
@@ -65,9 +66,18 @@ describe.each(TRANSPORTS)('formats, recognised from real sample lines (%s)', (tr
     await fx.write('custom.jsonl', sample);
     expect(await statsOf(fx, 'custom.jsonl')).toMatchObject({ entries: 2, levels: { unknown: 2 }, withoutTime: 2 });
     await fx.close();
+    // One flag alone does its part only (over stdio: `--json-level-field sev`).
+    fx = await fixture({ transport, config: { json: { ...DEFAULT_JSON_FIELDS, level: ['sev'] } } });
+    await fx.write('custom.jsonl', sample);
+    expect(await statsOf(fx, 'custom.jsonl')).toMatchObject({ entries: 2, levels: { warning: 1, error: 1 }, withoutTime: 2 });
+    await fx.close();
     fx = await fixture({ transport, config: { json: { time: ['when'], level: ['sev'], message: ['what'] } } });
     await fx.write('custom.jsonl', sample);
     expect(await statsOf(fx, 'custom.jsonl')).toMatchObject({ entries: 2, levels: { warning: 1, error: 1 }, withoutTime: 0, first: '2026-11-21T04:00:00.000Z' });
+    // The message field is what similar errors are grouped by.
+    const session = await fx.session();
+    const warnings = await session.callTool('log_stats', { paths: [fx.file('custom.jsonl')], errorLevel: 'warning' });
+    expect((warnings.structured as { topErrors: { pattern: string }[] }).topErrors.map((t) => t.pattern)).toEqual(['disk <n>% full', 'disk full']);
   });
 
   it('syslog RFC 5424: PRI severity, fractional times with offsets, structured data', async () => {
