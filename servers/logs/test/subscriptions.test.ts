@@ -58,7 +58,7 @@ describe.each(TRANSPORTS)('subscriptions (%s)', (transport) => {
     if (transport === 'in-process') expect(fx.config.changes.activeSubscriptions).toBe(0);
     const mark = session.mark();
     await appendFile(log, lines(`${isoAgo(0)} INFO nobody listens`));
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 1000));
     expect(session.notifications.slice(mark).filter((n) => n.method === 'notifications/resources/updated')).toEqual([]);
   });
 
