@@ -35,6 +35,7 @@ export type {
   ResourceDefinition,
   ResourceTemplateDefinition,
   ResourceListing,
+  ResourceAnnotations,
   TemplateVariables,
   PromptDefinition,
   PromptMessage,

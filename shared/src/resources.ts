@@ -4,6 +4,15 @@ import type { ChangeContext, ChangeSource } from './subscriptions.js';
 
 export type { ResourceContents };
 
+/** Hints for the client about a listed resource (MCP `Annotations`). */
+export interface ResourceAnnotations {
+  audience?: ('user' | 'assistant')[];
+  /** 0 (least important) to 1 (most). */
+  priority?: number;
+  /** When the resource last changed, ISO 8601 with a zone (`Date#toISOString()`); since protocol revision 2025-06-18. */
+  lastModified?: string;
+}
+
 /** One entry of resources/list. */
 export interface ResourceListing {
   uri: string;
@@ -12,6 +21,7 @@ export interface ResourceListing {
   description?: string;
   mimeType?: string;
   size?: number;
+  annotations?: ResourceAnnotations;
 }
 
 /** Completes one argument: `value` is what the user typed so far (percent-decoded for template variables). */

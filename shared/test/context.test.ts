@@ -114,6 +114,27 @@ describe('pagination, prompts and completion', () => {
     await expect(session.client.listResources({ cursor: encodeCursor('other-list', { offset: 1 }) })).rejects.toMatchObject({ code: -32602 });
   });
 
+  it('passes a listing\'s annotations (lastModified, audience, priority) to the client as they are', async () => {
+    const server = new SuiteServer({ name: '@suite/server-annotated', version: '0.0.1' });
+    server.resourceTemplate({
+      uriTemplate: 'files://{name}',
+      name: 'file',
+      read: async (uri) => ({ uri, text: '' }),
+      list: async () => ({
+        resources: [
+          { uri: 'files://a', name: 'a', annotations: { lastModified: '2026-11-20T08:30:15.250Z', audience: ['user', 'assistant'], priority: 0.5 } },
+          { uri: 'files://b', name: 'b' },
+        ],
+      }),
+    });
+    session = await connectInProcess(server);
+    const { resources } = await session.client.listResources();
+    expect(resources).toEqual([
+      { uri: 'files://a', name: 'a', annotations: { lastModified: '2026-11-20T08:30:15.250Z', audience: ['user', 'assistant'], priority: 0.5 } },
+      { uri: 'files://b', name: 'b' },
+    ]);
+  });
+
   it('reads through a template and reports unknown resources as -32002', async () => {
     session = await connectInProcess(catalogServer());
     const read = await session.client.readResource({ uri: 'catalog://items/item-03' });

@@ -1,6 +1,7 @@
 import { utimes } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, lines, type Fixture } from './helpers.js';
+import { DEFAULT_JSON_FIELDS } from '../src/server.js';
+import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 /** Real sample lines of each format (from the RFCs, the servers' documentation, and logs as they are written). */
 
@@ -13,22 +14,22 @@ afterEach(async () => {
 });
 
 async function statsOf(f: Fixture, file: string): Promise<Record<string, unknown>> {
-  const session = await f.connect();
+  const session = await f.session();
   const out = await session.callTool('log_stats', { paths: [f.file(file)], includeRotated: false });
   expect(out.isError, out.text).toBe(false);
   return out.structured as Record<string, unknown>;
 }
 
 async function formatOf(f: Fixture, file: string): Promise<string> {
-  const session = await f.connect();
+  const session = await f.session();
   const out = await session.callTool('list_logs', { path: f.file(file) });
   const logs = (out.structured as { logs: { path: string; format: string }[] }).logs;
   return logs.find((l) => l.path === f.file(file))?.format ?? 'missing';
 }
 
-describe('formats, recognised from real sample lines', () => {
+describe.each(TRANSPORTS)('formats, recognised from real sample lines (%s)', (transport) => {
   it('JSON lines from pino: numeric levels, epoch-millisecond times, msg', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'api.jsonl',
       lines(
@@ -45,7 +46,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('JSON lines in ECS style: @timestamp, log.level (flat or nested), message', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'ecs.log',
       lines(
@@ -61,17 +62,26 @@ describe('formats, recognised from real sample lines', () => {
 
   it('JSON lines with field names given by the operator (--json-time-field and friends)', async () => {
     const sample = lines('{"when":"2026-11-21T04:00:00Z","sev":"WARNING","what":"disk 91% full"}', '{"when":"2026-11-21T04:01:00Z","sev":"ERROR","what":"disk full"}');
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('custom.jsonl', sample);
     expect(await statsOf(fx, 'custom.jsonl')).toMatchObject({ entries: 2, levels: { unknown: 2 }, withoutTime: 2 });
     await fx.close();
-    fx = await fixture({ config: { json: { time: ['when'], level: ['sev'], message: ['what'] } } });
+    // One flag alone does its part only (over stdio: `--json-level-field sev`).
+    fx = await fixture({ transport, config: { json: { ...DEFAULT_JSON_FIELDS, level: ['sev'] } } });
+    await fx.write('custom.jsonl', sample);
+    expect(await statsOf(fx, 'custom.jsonl')).toMatchObject({ entries: 2, levels: { warning: 1, error: 1 }, withoutTime: 2 });
+    await fx.close();
+    fx = await fixture({ transport, config: { json: { time: ['when'], level: ['sev'], message: ['what'] } } });
     await fx.write('custom.jsonl', sample);
     expect(await statsOf(fx, 'custom.jsonl')).toMatchObject({ entries: 2, levels: { warning: 1, error: 1 }, withoutTime: 0, first: '2026-11-21T04:00:00.000Z' });
+    // The message field is what similar errors are grouped by.
+    const session = await fx.session();
+    const warnings = await session.callTool('log_stats', { paths: [fx.file('custom.jsonl')], errorLevel: 'warning' });
+    expect((warnings.structured as { topErrors: { pattern: string }[] }).topErrors.map((t) => t.pattern)).toEqual(['disk <n>% full', 'disk full']);
   });
 
   it('syslog RFC 5424: PRI severity, fractional times with offsets, structured data', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'rfc5424.log',
       lines(
@@ -87,7 +97,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('syslog RFC 3164: the year from the file, PRI or a level word after the tag', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const file = await fx.write(
       'syslog.log',
       lines(
@@ -105,7 +115,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('Apache common log format: the level from the status (5xx error, 4xx warning)', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'access.log',
       lines(
@@ -119,7 +129,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('Apache/nginx combined log format', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'nginx-access.log',
       lines(
@@ -135,7 +145,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('nginx error log', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'error.log',
       lines(
@@ -149,7 +159,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('logfmt', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'worker.log',
       lines(
@@ -165,7 +175,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('ISO 8601 text (Logback) with a Java stack trace grouped into its entry', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'java.log',
       lines(
@@ -187,7 +197,7 @@ describe('formats, recognised from real sample lines', () => {
       first: local(2026, 11, 21, 4, 0, 0, 123),
       last: local(2026, 11, 21, 4, 0, 2, 789),
     });
-    const session = await fx.connect();
+    const session = await fx.session();
     const tail = await session.callTool('tail_log', { path: fx.file('java.log'), level: 'error' });
     expect(tail.structured).toMatchObject({ entries: 1 });
     expect((tail.structured as { lines: string[] }).lines).toHaveLength(6);
@@ -200,7 +210,7 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('Python logging with a traceback', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'python.log',
       lines(
@@ -217,14 +227,14 @@ describe('formats, recognised from real sample lines', () => {
   });
 
   it('plain text without timestamps: indented lines continue an entry', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('plain.log', lines('Starting service', 'ERROR: could not bind to port 80', '    permission denied', 'Service stopped'));
     expect(await formatOf(fx, 'plain.log')).toBe('plain');
     expect(await statsOf(fx, 'plain.log')).toMatchObject({ entries: 3, continuationLines: 1, levels: { error: 1, unknown: 2 }, withoutTime: 3 });
   });
 
   it("an operator's --entry-pattern decides where entries start", async () => {
-    fx = await fixture({ config: { entryPattern: '^=== ' } });
+    fx = await fixture({ transport, config: { entryPattern: '^=== ' } });
     await fx.write('batch.log', lines('=== job 1 ERROR', 'step a', 'step b', '=== job 2 INFO', 'step c'));
     const stats = await statsOf(fx, 'batch.log');
     expect(stats).toMatchObject({ entries: 2, continuationLines: 3, levels: { error: 1, info: 1 } });

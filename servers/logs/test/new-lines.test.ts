@@ -2,7 +2,7 @@ import { appendFile, copyFile, rename, rm, stat, truncate, writeFile } from 'nod
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/shared/testing';
-import { fixture, lines, type Fixture } from './helpers.js';
+import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 interface NewLines {
   status: string;
@@ -24,9 +24,9 @@ async function next(session: TestSession, path: string, cursor?: string, maxByte
   return out.structured as unknown as NewLines;
 }
 
-describe('read_new_lines', () => {
+describe.each(TRANSPORTS)('read_new_lines (%s)', (transport) => {
   it('follows appends from the end, holding back a line still being written', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', lines('old 1', 'old 2'));
     const session = await fx.connect();
     const start = await next(session, log);
@@ -43,7 +43,7 @@ describe('read_new_lines', () => {
   });
 
   it('returns a long backlog in pieces', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', '');
     const session = await fx.connect();
     let cursor = (await next(session, log)).cursor;
@@ -60,7 +60,7 @@ describe('read_new_lines', () => {
   });
 
   it('after a rename-and-recreate rotation, gives the rest of the old file and then the new one', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', lines('a'));
     const session = await fx.connect();
     const start = await next(session, log);
@@ -77,7 +77,7 @@ describe('read_new_lines', () => {
   });
 
   it('says when the rotated file is gone (compressed), and reads the new file from its start', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', lines('a'));
     const session = await fx.connect();
     const start = await next(session, log);
@@ -96,7 +96,7 @@ describe('read_new_lines', () => {
   });
 
   it('tells a new file that reused the old inode from a truncation where the filesystem records birth times', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', lines('a', 'b', 'c'));
     const session = await fx.connect();
     const start = await next(session, log);
@@ -111,7 +111,7 @@ describe('read_new_lines', () => {
   });
 
   it('detects copytruncate, also when the file has grown past the cursor again', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', lines('one', 'two'));
     const session = await fx.connect();
     const start = await next(session, log);
@@ -130,7 +130,7 @@ describe('read_new_lines', () => {
   });
 
   it('refuses a cursor it did not issue, and a compressed file, with actionable messages', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', lines('a'));
     await fx.writeGz('app.log.1.gz', lines('z'));
     const session = await fx.connect();

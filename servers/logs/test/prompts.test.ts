@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { protocolError } from '@suite/shared/testing';
-import { fixture, isoAgo, lines, type Fixture } from './helpers.js';
+import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 let fx: Fixture | undefined;
 afterEach(async () => {
@@ -8,9 +8,9 @@ afterEach(async () => {
   fx = undefined;
 });
 
-describe('prompts', () => {
+describe.each(TRANSPORTS)('prompts (%s)', (transport) => {
   it('analyze-logs embeds logs://recent, or one log\'s filtered view, as resource content', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const api = await fx.write('api.log', lines(`${isoAgo(200)} ERROR too old`, `${isoAgo(30)} ERROR upstream timeout`, `${isoAgo(5)} INFO ok`));
     await fx.write('db.log', lines(`${isoAgo(10)} WARN slow query`));
     const session = await fx.connect();
@@ -28,7 +28,7 @@ describe('prompts', () => {
   });
 
   it('debug-error embeds the entries that contain the error, from the logs that have it', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const api = await fx.write(
       'api.log',
       lines(`${isoAgo(30)} ERROR Connection refused: db:5432`, '  at connect (pg.js:10)', `${isoAgo(20)} INFO retry`, `${isoAgo(10)} ERROR Connection refused: db:5432`, '  at connect (pg.js:10)'),
@@ -47,7 +47,7 @@ describe('prompts', () => {
   });
 
   it('completes file names, timeframes and recent error messages', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('api.log', lines(`${isoAgo(3)} ERROR Connection refused: db:5432`, `${isoAgo(2)} ERROR Connection refused: db:5433`, `${isoAgo(1)} ERROR disk full`));
     await fx.write('app.log', lines('x'));
     const session = await fx.connect();

@@ -1,6 +1,8 @@
+import { utimes } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { protocolError } from '@suite/shared/testing';
-import { fixture, isoAgo, lines, type Fixture } from './helpers.js';
+import { DEFAULT_LIMITS } from '../src/server.js';
+import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 let fx: Fixture | undefined;
 afterEach(async () => {
@@ -10,9 +12,9 @@ afterEach(async () => {
 
 const uriOf = (file: string): string => `logs://file${file}`;
 
-describe('log resources', () => {
+describe.each(TRANSPORTS)('log resources (%s)', (transport) => {
   it('lists every log with size, modification time and format; rotated copies say so', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('app.log', lines(`${isoAgo(1)} INFO up`));
     await fx.writeGz('app.log.1.gz', lines(`${isoAgo(90)} INFO older`));
     await fx.write('events.jsonl', lines('{"time":"2026-11-21T04:00:00Z","level":"info","msg":"x"}'));
@@ -23,6 +25,13 @@ describe('log resources', () => {
     const app = resources.find((r) => r.uri === uriOf(fx!.file('app.log')));
     expect(app).toMatchObject({ name: 'app.log', mimeType: 'text/plain', size: Buffer.byteLength(lines(`${isoAgo(1)} INFO up`)) });
     expect(app?.description).toMatch(/^text with ISO 8601 timestamps, \d+ B, modified \d{4}-\d\d-\d\dT/);
+    // The modification time as the protocol's annotation, exactly the file's.
+    const written = new Date('2026-11-20T08:30:15.250Z');
+    await utimes(fx.file('app.log'), written, written);
+    const relisted = (await session.client.listResources()).resources.find((r) => r.uri === uriOf(fx!.file('app.log')));
+    expect(relisted?.annotations).toEqual({ lastModified: '2026-11-20T08:30:15.250Z' });
+    expect(relisted?.description).toContain('modified 2026-11-20T08:30:15.250Z');
+    expect(resources.every((r) => r.uri === 'logs://recent' || typeof r.annotations?.lastModified === 'string')).toBe(true);
     expect(resources.find((r) => r.name === 'app.log.1.gz')?.description).toMatch(/, rotated from app\.log$/);
     expect(resources.find((r) => r.name === 'events.jsonl')?.description).toMatch(/^JSON lines, /);
     const { resourceTemplates } = await session.client.listResourceTemplates();
@@ -30,8 +39,10 @@ describe('log resources', () => {
   });
 
   it('reads a bounded tail of whole lines, saying when it is not the whole file', async () => {
-    fx = await fixture({ limits: { resourceTailBytes: 1024 } });
-    const all = Array.from({ length: 500 }, (_, i) => `${isoAgo(500 - i)} INFO line ${i}`);
+    fx = await fixture({ transport });
+    // The default window (as the bin has it), over a file several times its size.
+    const window = DEFAULT_LIMITS.resourceTailBytes;
+    const all = Array.from({ length: Math.ceil((4 * window) / 40) }, (_, i) => `${isoAgo(10_000 - i)} INFO line ${i}`);
     const file = await fx.write('app.log', lines(...all));
     await fx.write('small.log', lines('one', 'two'));
     const session = await fx.connect();
@@ -39,9 +50,10 @@ describe('log resources', () => {
     expect(contents).toHaveLength(1);
     expect(contents[0]).toMatchObject({ uri: uriOf(file), mimeType: 'text/plain' });
     const got = text.split('\n');
-    expect(got[0]).toMatch(/^\[the last lines, at most 1\.0 KiB, of \d+\.\d KiB; use the read_log_range and search_logs tools for the rest\]$/);
+    expect(got[0]).toMatch(new RegExp(`^\\[the last lines, at most ${window / 1024}\\.0 KiB, of \\d+\\.\\d KiB; use the read_log_range and search_logs tools for the rest\\]$`));
     expect(got.slice(1)).toEqual(all.slice(-got.length + 1));
-    expect(Buffer.byteLength(got.slice(1).join('\n'))).toBeLessThanOrEqual(1024);
+    expect(Buffer.byteLength(got.slice(1).join('\n'))).toBeLessThanOrEqual(window);
+    expect(Buffer.byteLength(got.slice(1).join('\n'))).toBeGreaterThan(window - 100);
     expect((await session.readResource(uriOf(fx.file('small.log')))).text).toBe('one\ntwo');
     // A .gz copy streams through a window bounded by the same size.
     await fx.writeGz('app.log.1.gz', lines(...all));
@@ -51,7 +63,7 @@ describe('log resources', () => {
   });
 
   it('filters through the query: level, since and grep, in any order and any subset', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const file = await fx.write(
       'app.log',
       lines(`${isoAgo(180)} ERROR old failure`, `${isoAgo(30)} INFO fine`, `${isoAgo(20)} ERROR Timeout talking to db`, '  at db.query', `${isoAgo(10)} WARN slow timeout`, `${isoAgo(5)} ERROR disk full`),
@@ -66,7 +78,7 @@ describe('log resources', () => {
   });
 
   it('answers a bad URI with the JSON-RPC error that says whose fault it is', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('app.log', lines('x'));
     const session = await fx.connect();
     expect(await protocolError(session.readResource(`${uriOf(fx.file('app.log'))}?level=loud`))).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid level "loud" in .*: use one of trace, debug/) });
@@ -77,7 +89,7 @@ describe('log resources', () => {
   });
 
   it('logs://recent merges the entries of the timeframe across logs, in time order', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('api.log', lines(`${isoAgo(120)} INFO api too old`, `${isoAgo(40)} ERROR api failed`, '  at api.js:1', `${isoAgo(10)} INFO api recovered`));
     await fx.write('worker.jsonl', lines(`{"time":"${isoAgo(50)}","level":"warn","msg":"worker slow"}`, `{"time":"${isoAgo(20)}","level":"info","msg":"worker ok"}`));
     const session = await fx.connect();
@@ -96,7 +108,7 @@ describe('log resources', () => {
   });
 
   it('completes template paths from the known logs', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('app.log', lines('x'));
     await fx.write('api.log', lines('x'));
     await fx.write('db.log', lines('x'));

@@ -1,8 +1,8 @@
 import { createWriteStream } from 'node:fs';
+import { link, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '@suite/shared/testing';
-import { runningScans } from '../src/scan-runner.js';
-import { fixture, isoAgo, lines, type Fixture } from './helpers.js';
+import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 interface Match {
   file: string;
@@ -22,9 +22,9 @@ afterEach(async () => {
   fx = undefined;
 });
 
-describe('search_logs', () => {
+describe.each(TRANSPORTS)('search_logs (%s)', (transport) => {
   it('finds a regular expression or literal text, with line numbers, times and levels', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const file = await fx.write(
       'app.log',
       lines(
@@ -47,7 +47,7 @@ describe('search_logs', () => {
   });
 
   it('filters by level threshold and time range; without a pattern it lists matching entries', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write(
       'app.log',
       lines(
@@ -74,7 +74,7 @@ describe('search_logs', () => {
   });
 
   it('searches rotated and .gz copies newest first, or only the live file', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('app.log', lines('2026-11-21T04:00:03Z ERROR disk full (live)'));
     await fx.write('app.log.1', lines('2026-11-21T03:00:00Z ERROR disk full (rotated once)'));
     await fx.writeGz('app.log.2.gz', lines('2026-11-21T02:00:00Z INFO fine', '2026-11-21T02:00:01Z ERROR disk full (compressed)'));
@@ -96,7 +96,7 @@ describe('search_logs', () => {
   });
 
   it('gives context lines before and after, and stops at maxResults saying there are more', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('ctx.log', lines(...Array.from({ length: 50 }, (_, i) => `2026-11-21T04:00:${String(i).padStart(2, '0')}Z INFO step ${i}${i % 10 === 5 ? ' HIT' : ''}`)));
     const session = await fx.connect();
     const out = await session.callTool('search_logs', { pattern: 'HIT', contextLines: 2, maxResults: 3 });
@@ -109,8 +109,31 @@ describe('search_logs', () => {
     expect(out.text).toContain(`${fx.file('ctx.log')}-4-`);
   });
 
+  it('reports progress while it scans, rotated and .gz copies included', async () => {
+    fx = await fixture({ transport });
+    // About 10 MiB over three files: many chunks, so progress comes on the way, well before the answer.
+    const body = (from: number, count: number): string =>
+      lines(...Array.from({ length: count }, (_, i) => `${new Date(Date.UTC(2026, 10, 21) + (from + i) * 1000).toISOString()} INFO request ${from + i} served${(from + i) % 10_000 === 7 ? ' NEEDLE' : ''}`));
+    await fx.writeGz('app.log.2.gz', body(0, 20_000));
+    await fx.write('app.log.1', body(20_000, 80_000));
+    await fx.write('app.log', body(100_000, 80_000));
+    const session = await fx.connect();
+    const progress: { progress: number; total?: number }[] = [];
+    const out = await session.callTool('search_logs', { pattern: 'NEEDLE', literal: true }, { onprogress: (p) => progress.push(p) });
+    const every = (file: string, count: number): [string, number][] => Array.from({ length: count / 10_000 }, (_, k) => [file, k * 10_000 + 8]);
+    expect(matchesOf(out).map((m) => [m.file.slice(fx!.dir.length + 1), m.line])).toEqual([...every('app.log', 80_000), ...every('app.log.1', 80_000), ...every('app.log.2.gz', 20_000)]);
+    // The total is the files' sizes on disk (the .gz compressed). The report that reaches it comes
+    // with the answer, and an SDK client drops a progress notification it reads together with the
+    // response (over stdio, in one read), so only the reports on the way are asserted.
+    const total = progress[0]?.total;
+    expect(total).toBeGreaterThan(7 * 1024 * 1024);
+    expect(progress[0]?.progress).toBeLessThan(total as number);
+    expect(progress.map((p) => p.total)).toEqual(progress.map(() => total));
+    expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
+  });
+
   it('refuses nested repetition and invalid regular expressions, and empty searches, as isError', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('a.log', lines('x'));
     const session = await fx.connect();
     const nested = await session.callTool('search_logs', { pattern: '(a+)+b' });
@@ -127,7 +150,7 @@ describe('search_logs', () => {
   });
 
   it('stops a regular expression that backtracks catastrophically at the time budget, keeping what it found', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     // (a|aa)*c passes the nesting check but takes exponential time on a run of a's that is not followed
     // by the c (the line has a c, so no prefilter can skip it).
     await fx.write('slow.log', lines('found aac early', ...Array.from({ length: 200 }, () => `${'a'.repeat(40)}bc`)));
@@ -139,19 +162,19 @@ describe('search_logs', () => {
     expect(out.structured).toMatchObject({ timedOut: true });
     expect(matchesOf(out).map((m) => m.line)).toEqual([1]);
     expect(out.text).toMatch(/time budget of 1 s reached \(the regular expression was still working on one line/);
-    await waitUntil(() => runningScans() === 0, { what: 'the worker to be gone' });
+    await fx.scans(session, 'stopped');
   });
 
   it('cancels a running search: the worker stops at once', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('slow.log', lines(...Array.from({ length: 500 }, () => `${'a'.repeat(40)}bc`)));
     const session = await fx.connect();
     const controller = new AbortController();
     const call = session.callTool('search_logs', { pattern: '(a|aa)*c', timeBudgetSeconds: 120 }, { signal: controller.signal });
-    await waitUntil(() => runningScans() === 1, { what: 'the scan to start' });
+    await fx.scans(session, 'running');
     controller.abort();
     await expect(call).rejects.toThrow();
-    await waitUntil(() => runningScans() === 0, { what: 'the cancelled scan to stop', timeoutMs: 5000 });
+    await fx.scans(session, 'stopped');
   });
 });
 
@@ -206,11 +229,42 @@ describe('search_logs on a 100 MB file', () => {
     const range = await session.callTool('read_log_range', { path: file, since: '2026-11-21T13:53:19.900Z', until: '2026-11-21T13:53:20Z' });
     expect(range.structured).toMatchObject({ firstLine: 999_998, lines: [expect.stringContaining('request 0999998'), expect.stringContaining('request 0999999'), expect.stringContaining('request 1000000')] });
   });
+
+  it('log_stats counts the whole file, reporting progress', async () => {
+    const session = await big.connect();
+    const progress: number[] = [];
+    const out = await session.callTool('log_stats', { paths: [file], topErrors: 1 }, { onprogress: (p) => progress.push(p.progress), timeout: 120_000 });
+    const errors = Math.floor(LINES / 97);
+    expect(out.structured).toMatchObject({ entries: LINES, levels: { info: LINES - errors - 10, error: errors, critical: 10 }, complete: true, bucket: '15m' });
+    expect((out.structured as { topErrors: { pattern: string; count: number }[] }).topErrors).toEqual([
+      // Errors and criticals alike (errorLevel: error and above); "worker-1" is an id of letters and digits.
+      expect.objectContaining({ pattern: 'request <n> served in <n>ms by <id> path=/api/v<n>/orders/<n>/items', count: errors + 10, level: 'critical' }),
+    ]);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.at(-1)).toBe((out.structured as { bytesScanned: number }).bytesScanned);
+  });
+
+  it('log_stats stops when cancelled, long before the end of its work', async () => {
+    // Forty hard links to the file: 4 GB to count (tens of seconds), no disk used. The call is
+    // cancelled at its first progress report; the scan must be gone well before it could have ended.
+    const copies = big.file('copies');
+    await mkdir(copies);
+    try {
+      for (let i = 0; i < 40; i++) await link(file, path.join(copies, `copy-${i}.log`));
+      const session = await big.connect();
+      const controller = new AbortController();
+      const call = session.callTool('log_stats', { paths: [copies] }, { signal: controller.signal, onprogress: () => controller.abort(), timeout: 120_000 });
+      await expect(call).rejects.toThrow();
+      await big.scans(session, 'stopped', 5000);
+    } finally {
+      await rm(copies, { recursive: true, force: true });
+    }
+  });
 });
 
-describe('search_logs prefilters never lose a line', () => {
+describe.each(TRANSPORTS)('search_logs prefilters never lose a line (%s)', (transport) => {
   it('finds exactly the lines JavaScript regular expressions match, for patterns whose required text is easy to get wrong', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const sample = [
       'ac', 'abc', 'abbc', 'color', 'colour', 'colouur', 'bc', 'aabc', 'xyz', 'xxyz', 'yz', 'foobaz', 'barbaz', 'baz', 'foo only', 'bar only',
       'errs', 'errors', 'error', '12 ms', 'ms', 'app.log here', 'applog', 'adef', 'def', 'abc def', 'ABC', 'xABC', 'cd', 'ababcd', 'ab*c', 'ab**c',
@@ -237,9 +291,9 @@ describe('search_logs prefilters never lose a line', () => {
   });
 });
 
-describe('scan workers', () => {
+describe.each(TRANSPORTS)('scan workers (%s)', (transport) => {
   it('a worker kept warm takes the next job with nothing left over from the last, and a terminated one is not reused', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('a.log', lines('2026-11-21T04:00:00Z ERROR one', '2026-11-21T04:00:01Z ERROR two', '2026-11-21T04:00:02Z INFO three'));
     await fx.write('slow.log', lines(...Array.from({ length: 50 }, () => `${'a'.repeat(40)}bc`)));
     const session = await fx.connect();
@@ -255,6 +309,6 @@ describe('scan workers', () => {
     expect(killed.structured).toMatchObject({ timedOut: true });
     const after = await session.callTool('search_logs', { pattern: 'two', paths: [fx.file('a.log')] });
     expect(matchesOf(after).map((m) => m.line)).toEqual([2]);
-    expect(runningScans()).toBe(0);
+    await fx.scans(session, 'stopped');
   });
 });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, lines, type Fixture } from './helpers.js';
+import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 let fx: Fixture | undefined;
 afterEach(async () => {
@@ -10,9 +10,9 @@ afterEach(async () => {
   fx = undefined;
 });
 
-describe('access and error paths', () => {
+describe.each(TRANSPORTS)('access and error paths (%s)', (transport) => {
   it('answers every failure as isError with a message that says what to do', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('app.log', lines('2026-11-21T04:00:00Z INFO ok'));
     await fx.write('core.log', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 1, 2, 3]));
     await mkdir(fx.file('nested.log'));
@@ -45,7 +45,7 @@ describe('access and error paths', () => {
   });
 
   it('with no directory configured and no client roots, tools say how to allow some', async () => {
-    fx = await fixture({ roots: () => ({ directories: [] }) });
+    fx = await fixture({ transport, roots: () => ({ directories: [] }) });
     const session = await fx.connect();
     const out = await session.callTool('list_logs', {});
     expect(out).toMatchObject({ isError: true });
@@ -53,7 +53,7 @@ describe('access and error paths', () => {
   });
 
   it('a log file named on the command line brings its rotations, never the rest of its directory', async () => {
-    fx = await fixture({ roots: (dir) => ({ files: [path.join(dir, 'app.log')] }) });
+    fx = await fixture({ transport, roots: (dir) => ({ files: [path.join(dir, 'app.log')] }) });
     await fx.write('app.log', lines('2026-11-21T04:00:02Z ERROR live'));
     await fx.write('app.log.1', lines('2026-11-21T04:00:01Z ERROR rotated'));
     await fx.writeGz('app.log.2.gz', lines('2026-11-21T04:00:00Z ERROR compressed'));
@@ -74,7 +74,7 @@ describe('access and error paths', () => {
   });
 
   it('client roots narrow the command-line directories', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await mkdir(fx.file('a'));
     await mkdir(fx.file('b'));
     await fx.write('a/one.log', lines('2026-11-21T04:00:00Z INFO one'));

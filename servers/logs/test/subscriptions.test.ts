@@ -1,7 +1,7 @@
 import { appendFile, copyFile, mkdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/shared/testing';
-import { fixture, isoAgo, lines, type Fixture } from './helpers.js';
+import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 /**
  * Notifications are awaited, never slept for. The hub debounces (150 ms quiet, at most 1 s); the
@@ -24,9 +24,9 @@ async function expectUpdate(session: TestSession, uri: string, what: string, act
   });
 }
 
-describe('subscriptions', () => {
+describe.each(TRANSPORTS)('subscriptions (%s)', (transport) => {
   it('a subscribed log that grows is announced, and keeps being announced through rotation and copytruncate', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const log = await fx.write('app.log', lines(`${isoAgo(1)} INFO start`));
     const uri = `logs://file${log}`;
     const session = await fx.connect();
@@ -52,14 +52,18 @@ describe('subscriptions', () => {
     await expectUpdate(session, uri, 'an append after copytruncate', () => appendFile(log, lines(`${isoAgo(0)} WARN after copytruncate`)));
     expect((await session.readResource(uri)).text).toMatch(/WARN after copytruncate$/);
 
-    // Unsubscribing releases the hub's watch.
-    expect(fx.config.changes.activeSubscriptions).toBe(1);
+    // Unsubscribing stops the notifications (and, in process, visibly releases the hub's watch).
+    if (transport === 'in-process') expect(fx.config.changes.activeSubscriptions).toBe(1);
     await session.client.unsubscribeResource({ uri });
-    expect(fx.config.changes.activeSubscriptions).toBe(0);
+    if (transport === 'in-process') expect(fx.config.changes.activeSubscriptions).toBe(0);
+    const mark = session.mark();
+    await appendFile(log, lines(`${isoAgo(0)} INFO nobody listens`));
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(session.notifications.slice(mark).filter((n) => n.method === 'notifications/resources/updated')).toEqual([]);
   });
 
   it('a filtered view and logs://recent are announced too', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await mkdir(fx.file('nested/deeper'), { recursive: true });
     const log = await fx.write('nested/deeper/api.log', lines(`${isoAgo(1)} INFO start`));
     const view = `logs://file${log}?level=error`;
@@ -74,7 +78,7 @@ describe('subscriptions', () => {
   });
 
   it('sends list_changed when log files appear or vanish, not for other files', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     await fx.write('app.log', lines('x'));
     const session = await fx.connect();
     // list_changed follows once the session has listed the resources.
@@ -98,7 +102,7 @@ describe('subscriptions', () => {
   });
 
   it('a file named on the command line: rotations of it change the list, its neighbours do not', async () => {
-    fx = await fixture({ roots: (dir) => ({ files: [`${dir}/app.log`] }) });
+    fx = await fixture({ transport, roots: (dir) => ({ files: [`${dir}/app.log`] }) });
     const log = await fx.write('app.log', lines('x'));
     const session = await fx.connect();
     expect((await session.client.listResources()).resources.map((r) => r.name)).toEqual(['recent', 'app.log']);

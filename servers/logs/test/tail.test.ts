@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, isoAgo, lines, type Fixture } from './helpers.js';
+import { DEFAULT_LIMITS } from '../src/server.js';
+import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 let fx: Fixture | undefined;
 afterEach(async () => {
@@ -16,9 +17,9 @@ function isContinuationByte(b: number | undefined): boolean {
   return b !== undefined && (b & 0xc0) === 0x80;
 }
 
-describe('tail_log', () => {
+describe.each(TRANSPORTS)('tail_log (%s)', (transport) => {
   it('returns the last lines of a file many chunks long, exactly', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const all = Array.from({ length: 20_000 }, (_, i) => `${isoAgo(20_000 - i)} INFO line ${i}`);
     await fx.write('big.log', lines(...all));
     const session = await fx.connect();
@@ -31,7 +32,7 @@ describe('tail_log', () => {
   });
 
   it('never splits a multi-byte UTF-8 character, though characters straddle every chunk boundary', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     // Lines of 4-byte emoji (401 bytes with the newline) and of 3- and 2-byte characters (501 bytes): boundaries fall inside characters.
     const all = Array.from({ length: 1200 }, (_, i) => `${i % 2 ? '😀'.repeat(100) : `日本語ログ${'é'.repeat(5)}`.repeat(20)}`.slice(0, 200));
     const file = await fx.write('utf8.log', lines(...all));
@@ -47,7 +48,7 @@ describe('tail_log', () => {
   });
 
   it('keeps multi-byte text intact across the forward chunks of a search and a range read', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     // Over 2 MiB of lines with 2-, 3- and 4-byte characters; reads end every 512 KiB, inside them.
     const all = Array.from({ length: 9000 }, (_, i) => `${i} ${'Grüße aus Köln — 東京 🚀 '.repeat(8)}${i % 1000 === 0 ? 'NEEDLE' : ''}`);
     const file = await fx.write('wide.log', lines(...all));
@@ -67,7 +68,7 @@ describe('tail_log', () => {
   });
 
   it('filters by level and keeps each entry with its stack trace, newest last', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const body: string[] = [];
     for (let i = 0; i < 3000; i++) {
       body.push(`${isoAgo(3000 - i)} ${i % 700 === 0 ? 'ERROR' : 'INFO'} event ${i}`);
@@ -93,7 +94,7 @@ describe('tail_log', () => {
   });
 
   it('reads the end of a .gz log, CRLF lines, a last line without newline, and an empty file', async () => {
-    fx = await fixture();
+    fx = await fixture({ transport });
     const all = Array.from({ length: 5000 }, (_, i) => `${isoAgo(5000 - i)} INFO compressed ${i}`);
     await fx.writeGz('old.log.2.gz', lines(...all));
     await fx.write('crlf.log', 'first\r\nsecond\r\nthird');
@@ -109,15 +110,18 @@ describe('tail_log', () => {
   });
 
   it('caps the answer in bytes, keeping the newest whole lines (one huge line is cut at a character boundary)', async () => {
-    fx = await fixture({ limits: { maxOutputBytes: 4096 } });
-    await fx.write('long.log', lines(...Array.from({ length: 200 }, (_, i) => `${i} ${'x'.repeat(90)}`), `tail ${'é'.repeat(10_000)}`));
+    fx = await fixture({ transport });
+    // The default cap (as the bin has it): a last line of twice that many bytes of 2-byte characters.
+    const cap = DEFAULT_LIMITS.maxOutputBytes;
+    await fx.write('long.log', lines(...Array.from({ length: 200 }, (_, i) => `${i} ${'x'.repeat(90)}`), `tail ${'é'.repeat(cap)}`));
     const session = await fx.connect();
     const out = await session.callTool('tail_log', { path: fx.file('long.log'), lines: 100 });
     const got = (out.structured as { lines: string[] }).lines;
     expect(out.structured).toMatchObject({ cutByBytes: true, entries: 1 });
     expect(got).toHaveLength(1);
     expect(got[0]?.startsWith('…')).toBe(true);
-    expect(Buffer.byteLength(got[0] as string)).toBeLessThanOrEqual(4096);
+    expect(Buffer.byteLength(got[0] as string)).toBeLessThanOrEqual(cap);
+    expect(Buffer.byteLength(got[0] as string)).toBeGreaterThan(cap / 2);
     expect(got[0]).not.toContain('\uFFFD');
     expect(out.text).toMatch(/answer is capped/);
     const two = await session.callTool('tail_log', { path: fx.file('long.log'), lines: 100, grep: ' xxx' });

@@ -102,13 +102,16 @@ async function listLogs(cursor: string | undefined, ctx: RequestContext, config:
   for (const log of page) {
     const format = await formatOf(guard, config, log.path);
     const kind = format === undefined ? 'unreadable' : format === 'binary' ? 'binary' : FORMAT_DESCRIPTIONS[format];
+    const modified = new Date(log.mtimeMs).toISOString();
     resources.push({
       uri: fileUri(log.path),
       name: log.name,
       title: path.basename(log.path),
-      description: `${kind}, ${formatBytes(log.size)}, modified ${new Date(log.mtimeMs).toISOString()}${log.rotation.kind !== 'live' ? `, rotated from ${path.basename(log.family)}` : ''}`,
+      // The time is in the description too: clients older than annotations show only the text.
+      description: `${kind}, ${formatBytes(log.size)}, modified ${modified}${log.rotation.kind !== 'live' ? `, rotated from ${path.basename(log.family)}` : ''}`,
       mimeType: 'text/plain',
       size: log.size,
+      annotations: { lastModified: modified },
     });
   }
   const next = offset + page.length;
