@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import { waitUntil, type TestSession } from '@suite/shared/testing';
 import { BIG_FILE_BYTES, TAG_TEXT, TOKENS, startWorld, type World } from './helpers.js';
 
 let world: World;
@@ -137,10 +137,12 @@ describe('push_files', () => {
   });
 
   it('changes nothing when the branch moved meanwhile, and says so', async () => {
-    world.fake.upstream.fault({ method: 'POST', path: '/repos/acme/widgets/git/commits', delayMs: 300 });
+    world.fake.upstream.fault({ method: 'POST', path: '/repos/acme/widgets/git/commits', delayMs: 500 });
+    const commits = () => requestsTo('POST', /\/git\/commits$/).length;
+    const before = commits();
     const call = gh.callTool('push_files', { ...repo, branch: 'trunk', files: [{ path: 'race.txt', content: 'mine' }], message: 'Race' });
-    // While the commit is being created, someone else pushes to trunk.
-    await new Promise((r) => setTimeout(r, 150));
+    // While the commit is being created (its request has arrived and is held), someone else pushes to trunk.
+    await waitUntil(() => commits() > before, { what: 'the commit request' });
     const theirs = world.fake.state.commit(world.widgets, 'trunk', 'Someone else', { 'theirs.txt': 'theirs' }, 'bob');
     const out = await call;
     expect(out.isError).toBe(true);
