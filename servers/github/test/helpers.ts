@@ -250,6 +250,7 @@ export async function startWorld(options: { basePath?: string; transport?: Trans
       await fake.close();
       // Every scenario doubles as a check that no token reaches a log line, at debug level.
       for (const log of logs) {
+        if (!log().includes('GitHub API at')) throw new Error('A server logged nothing at info level, so the token check below would see nothing.');
         for (const token of Object.values(TOKENS)) {
           if (log().includes(token)) throw new Error(`A server log shows the token ${token.slice(0, 5)}...`);
         }
