@@ -27,7 +27,7 @@ const WRITES = [
   'create_or_update_file', 'delete_file', 'push_files', 'create_repository', 'fork_repository', 'create_branch', 'create_issue', 'update_issue',
   'add_issue_comment', 'create_pull_request', 'merge_pull_request', 'update_pull_request_branch', 'create_pull_request_review',
 ];
-const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue'];
+const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue', 'merge_pull_request'];
 
 describe('toolsets', () => {
   it('default: context, repos, issues, pull_requests and users; every tool name of the archived server is there', async () => {

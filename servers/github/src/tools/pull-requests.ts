@@ -128,7 +128,7 @@ export const mergePullRequest = githubTool({
     commit_message: z.string().optional(),
     sha: z.string().optional(),
   }),
-  annotations: { title: 'Merge PR', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  annotations: { title: 'Merge PR', readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   permission: 'Contents: write',
   run: async ({ owner, repo, pull_number, ...fields }, { api }) => {
     const options = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
