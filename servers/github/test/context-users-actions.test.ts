@@ -19,7 +19,7 @@ describe('context and users', () => {
   });
 
   it('search_users finds users and organizations', async () => {
-    const out = await gh.callTool('search_users', { query: 'acme' });
+    const out = await gh.callTool('search_users', { q: 'acme' });
     expect(out.text).toBe('1 users match:\n@acme (Organization) https://github.example/acme');
   });
 });
@@ -35,7 +35,7 @@ describe('actions', () => {
   });
 
   it("tails the failed job's log: the last lines only, timestamps and colour codes removed, the storage redirect followed", async () => {
-    const out = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, tailLines: 3 });
+    const out = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, tail_lines: 3 });
     expect(out.text).toBe('Logs of workflow run 9001 in acme/widgets:\n== job 502 test (completed/failure): last 3 of 501 lines\nstep line 499\nstep line 500\nError: expected 2 to be 3');
     expect(world.fake.requests.some((r) => r.path === '/_blob-storage/job-logs/acme/widgets/502')).toBe(true);
     expect(out.text).not.toContain('build ok');
@@ -44,7 +44,7 @@ describe('actions', () => {
   it('defaults to 200 lines, can show every job, or one job', async () => {
     const failed = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001 });
     expect(failed.text).toContain('last 200 of 501 lines');
-    const all = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, failedOnly: false, tailLines: 1 });
+    const all = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, failed_only: false, tail_lines: 1 });
     expect(all.text).toContain('== job 501 build (completed/success): last 1 of 1 lines\nbuild ok');
     expect(all.text).toContain('== job 502 test');
     const one = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, job_id: 501 });
@@ -54,7 +54,7 @@ describe('actions', () => {
   it('says when a run has no failed job, and names a missing run', async () => {
     world.widgets.runs.push({ ...world.widgets.runs[0]!, id: 9002, conclusion: 'success', jobs: [{ id: 503, name: 'build', status: 'completed', conclusion: 'success', log: 'ok\n' }] });
     const out = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9002 });
-    expect(out.text).toBe('Workflow run 9002 of acme/widgets has no failed jobs (call again with failedOnly: false for every job):\n- 503 build: completed/success');
+    expect(out.text).toBe('Workflow run 9002 of acme/widgets has no failed jobs (call again with failed_only: false for every job):\n- 503 build: completed/success');
     const missing = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 1234 });
     expect(missing).toMatchObject({ isError: true, text: expect.stringMatching(/^Not found: workflow run 1234 in acme\/widgets\./) });
   });
