@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/shared/testing';
-import { startWorld, type World } from './helpers.js';
+import { tokenOf } from './fake-github/index.js';
+import { TOKENS, startWorld, type World } from './helpers.js';
 
 let world: World;
 let gh: TestSession;
@@ -35,10 +36,19 @@ describe('actions', () => {
   });
 
   it("tails the failed job's log: the last lines only, timestamps and colour codes removed, the storage redirect followed", async () => {
+    const api = world.fake.requests.length;
+    const stored = world.fake.storage.requests.length;
     const out = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, tail_lines: 3 });
     expect(out.text).toBe('Logs of workflow run 9001 in acme/widgets:\n== job 502 test (completed/failure): last 3 of 501 lines\nstep line 499\nstep line 500\nError: expected 2 to be 3');
-    expect(world.fake.requests.some((r) => r.path === '/_blob-storage/job-logs/acme/widgets/502')).toBe(true);
     expect(out.text).not.toContain('build ok');
+    // The API request carries the token; the redirect goes to another origin, which must not get it.
+    const logsRequest = world.fake.requests.slice(api).find((r) => r.path === '/repos/acme/widgets/actions/jobs/502/logs')!;
+    expect(tokenOf(logsRequest)).toBe(TOKENS.alice);
+    const fetched = world.fake.storage.requests.slice(stored);
+    expect(fetched.map((r) => `${r.path}?${r.query.toString()}`)).toEqual(['/_blob-storage/job-logs/acme/widgets/502?token=signed-url-token']);
+    expect(new URL(world.fake.storage.url).origin).not.toBe(new URL(world.fake.url).origin);
+    expect(fetched[0]!.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(fetched[0]!.headers)).not.toContain(TOKENS.alice);
   });
 
   it('defaults to 200 lines, can show every job, or one job', async () => {
