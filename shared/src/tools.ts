@@ -33,6 +33,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   /** Shown to the model; say when to use the tool and what it returns. */
   description: string;
   input: I;
+  /**
+   * Earlier names of top-level arguments (a server this one replaces, an earlier release), each
+   * mapped to its published name: renamed before validation and never published, so old habits
+   * keep working at no cost in context. A call that gives both names is invalid arguments.
+   */
+  aliases?: Readonly<Record<string, string>>;
   /** When given, the result carries `structuredContent` validated against it. */
   output?: O;
   annotations: ToolAnnotations;
@@ -76,7 +82,9 @@ export async function runTool(
   rawArgs: unknown,
   ctx: RequestContext,
 ): Promise<CallToolResult> {
-  const parsed = tool.input.safeParse(rawArgs ?? {});
+  const renamed = renameAliases(rawArgs ?? {}, tool.aliases);
+  if (typeof renamed === 'string') return errorResult(`Invalid arguments for ${tool.name}: ${renamed}`, ctx.secrets);
+  const parsed = tool.input.safeParse(renamed);
   if (!parsed.success) {
     return errorResult(`Invalid arguments for ${tool.name}: ${describeZodError(parsed.error)}`, ctx.secrets);
   }
@@ -86,6 +94,23 @@ export async function runTool(
   } catch (error) {
     return failureResult(tool.name, error, ctx);
   }
+}
+
+/** The arguments with every alias renamed to its published name, or what is wrong with them. */
+function renameAliases(args: unknown, aliases: Readonly<Record<string, string>> | undefined): unknown {
+  if (!aliases || typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const given = args as Record<string, unknown>;
+  if (!Object.keys(aliases).some((alias) => Object.hasOwn(given, alias))) return args;
+  // Entries, not assignments: a key such as __proto__ stays a plain property.
+  const renamed = new Map<string, unknown>();
+  for (const [key, value] of Object.entries(given)) {
+    const published = Object.hasOwn(aliases, key) ? aliases[key]! : key;
+    if (renamed.has(published) || (published !== key && Object.hasOwn(given, published))) {
+      return `${published}: given twice (${key} is another name for ${published}); give it once.`;
+    }
+    renamed.set(published, value);
+  }
+  return Object.fromEntries(renamed);
 }
 
 function toResult(tool: ToolDefinition<z.ZodObject, z.ZodObject | undefined>, reply: unknown, ctx: RequestContext): CallToolResult {

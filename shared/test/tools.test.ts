@@ -9,6 +9,7 @@ function build(): SuiteServer {
     name: 'echo',
     description: 'Echoes its input.',
     input: z.object({ text: z.string().describe('What to echo'), times: z.number().int().min(1).max(5).default(1) }),
+    aliases: { message: 'text', count: 'times', repeat: 'times' },
     output: z.object({ echoed: z.string(), length: z.number() }),
     annotations: { title: 'Echo', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async ({ text, times }) => {
@@ -71,6 +72,21 @@ describe('tools', () => {
     const out = await session.callTool('echo', { text: 3 });
     expect(out.isError).toBe(true);
     expect(out.text).toMatch(/^Invalid arguments for echo: text: /);
+  });
+
+  it('accepts the older names of arguments without publishing them, and refuses a name given twice', async () => {
+    session = await connectInProcess(build());
+    const { tools } = await session.client.listTools();
+    expect(Object.keys(tools[0]!.inputSchema.properties ?? {})).toEqual(['text', 'times']);
+    expect(await session.callTool('echo', { message: 'ab', count: 2 })).toMatchObject({ isError: false, text: 'abab' });
+    expect(await session.callTool('echo', { text: 'ab', repeat: 3 })).toMatchObject({ isError: false, text: 'ababab' });
+    for (const args of [{ text: 'a', message: 'b' }, { text: 'a', count: 2, repeat: 2 }, { text: 'a', times: 2, count: 2 }]) {
+      const out = await session.callTool('echo', args);
+      expect(out.isError, JSON.stringify(args)).toBe(true);
+      expect(out.text).toMatch(/^Invalid arguments for echo: (text|times): given twice \((message|count|repeat) is another name for (text|times)\); give it once\.$/);
+    }
+    // An own __proto__ key (as JSON.parse makes it) stays a property: it cannot lend the arguments a prototype.
+    expect((await session.callTool('echo', JSON.parse('{"message":"x","__proto__":{"times":5}}') as Record<string, unknown>)).text).toBe('x');
   });
 
   it('shows the message of an expected failure', async () => {

@@ -14,6 +14,8 @@ export interface GithubToolSpec<I extends z.ZodObject> {
   /** One or two sentences for the model: what it does and what it returns. */
   description: string;
   input: I;
+  /** Earlier names of its own arguments (the archived server's, this server's before 0.2), beyond the common ones. */
+  aliases?: Readonly<Record<string, string>>;
   /** Every GitHub tool reaches the outside world, so openWorldHint is always true and set here. */
   annotations: Omit<ToolAnnotations, 'openWorldHint'>;
   /** The fine-grained token permission the tool needs ("Issues: write"), named when GitHub answers 403. */
@@ -32,6 +34,18 @@ function capReply(reply: GithubReply, max: number): { text: string } | { content
 }
 
 /**
+ * Names that meant the same in the archived server or in this server's first release: per_page was
+ * perPage there (in two of the archived tools and here), a search's q was query.
+ */
+const COMMON_ALIASES: Readonly<Record<string, string>> = { perPage: 'per_page', query: 'q' };
+
+function aliasesOf(spec: GithubToolSpec<z.ZodObject>): Record<string, string> {
+  const published = new Set(Object.keys(spec.input.shape));
+  const common = Object.entries(COMMON_ALIASES).filter(([, name]) => published.has(name));
+  return { ...Object.fromEntries(common), ...spec.aliases };
+}
+
+/**
  * Declares a GitHub tool. Everything cross-cutting happens here and in GithubSession.run, once for
  * every tool: the token of the request, cancellation and the time budget, the repository
  * allowlist (in the request hook), error mapping, and the size cap of the answer.
@@ -43,6 +57,7 @@ export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): Gith
       toolset: spec.toolset,
       description: spec.description,
       input: spec.input,
+      aliases: aliasesOf(spec),
       annotations: { ...spec.annotations, openWorldHint: true },
       handler: async (args, ctx) => {
         const reply = await session.run(ctx, spec.permission, (call) => spec.run(args, call));

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
+import { z } from 'zod';
 import { UsageError, integerFlag, registerSecret, runServer } from '@suite/shared';
 import { resolveApiUrl } from './api-url.js';
-import { DEFAULT_LIMITS, DEFAULT_THROTTLE, TOOLSETS, type GithubConfig } from './config.js';
+import { DEFAULT_LIMITS, DEFAULT_THROTTLE, TOOLSETS, type GithubConfig, type GithubLimits, type ThrottleSettings } from './config.js';
 import { parseRepoPatterns } from './repo-allowlist.js';
 import { VERSION, buildServer } from './server.js';
 
@@ -12,6 +13,32 @@ function truthy(value: string | undefined): boolean {
 /** A bearer token worth passing on to GitHub: printable, no spaces, not absurdly short or long. */
 function plausibleToken(token: string): boolean {
   return /^[\x21-\x7e]{8,512}$/.test(token);
+}
+
+/** A strict partial of a settings object whose fields are all whole numbers (the defaults name the fields). */
+function wholeNumbersOf<T extends object>(defaults: T): z.ZodType<Partial<Record<keyof T, number>>> {
+  return z.object(Object.fromEntries(Object.keys(defaults).map((key) => [key, z.number().int().nonnegative().optional()]))).strict() as z.ZodType<Partial<Record<keyof T, number>>>;
+}
+
+const TUNING = z.object({ throttle: wholeNumbersOf(DEFAULT_THROTTLE).optional(), limits: wholeNumbersOf(DEFAULT_LIMITS).optional() }).strict();
+
+/**
+ * SUITE_GITHUB_TEST_TUNING (JSON: `{"throttle": {...}, "limits": {...}}`, fields of ThrottleSettings
+ * and GithubLimits): a test seam, like shared's SUITE_WATCH_FAULT, not a setting. The tests run
+ * the built bin with the write spacing and retry back-off shrunk, and caps lowered, exactly as
+ * they configure the in-process server; without it every scenario over stdio would wait out
+ * GitHub's politeness delays. Anything malformed stops the server, so a typo cannot pass unseen.
+ */
+function testTuning(): { throttle: Partial<ThrottleSettings>; limits: Partial<GithubLimits> } {
+  const raw = process.env.SUITE_GITHUB_TEST_TUNING;
+  if (raw === undefined || raw.trim() === '') return { throttle: {}, limits: {} };
+  let parsed: z.output<typeof TUNING>;
+  try {
+    parsed = TUNING.parse(JSON.parse(raw));
+  } catch {
+    throw new UsageError('SUITE_GITHUB_TEST_TUNING must be JSON {"throttle": {...}, "limits": {...}} with whole numbers for known fields (a test seam; leave it unset).');
+  }
+  return { throttle: parsed.throttle ?? {}, limits: parsed.limits ?? {} };
 }
 
 await runServer({
@@ -54,13 +81,14 @@ await runServer({
     const apiUrl = resolveApiUrl({ apiUrl: flags['api-url'] ?? process.env.GITHUB_API_URL, host: flags['github-host'] ?? process.env.GITHUB_HOST });
     const reposValue = flags.repos ?? process.env.GITHUB_REPOS;
     const timeoutSeconds = integerFlag(flags['request-timeout'], 'request-timeout', DEFAULT_THROTTLE.requestTimeoutMs / 1000, { min: 1, max: 600 });
+    const tuning = testTuning();
     const config: GithubConfig = {
       apiUrl,
       token,
       repos: reposValue !== undefined && reposValue.trim() !== '' ? parseRepoPatterns(reposValue) : undefined,
       lockdown: flags.lockdown === true || truthy(process.env.GITHUB_LOCKDOWN_MODE),
-      limits: DEFAULT_LIMITS,
-      throttle: { ...DEFAULT_THROTTLE, requestTimeoutMs: timeoutSeconds * 1000 },
+      limits: { ...DEFAULT_LIMITS, ...tuning.limits },
+      throttle: { ...DEFAULT_THROTTLE, requestTimeoutMs: timeoutSeconds * 1000, ...tuning.throttle },
       userAgent: `suite-mcp-server-github/${VERSION}`,
     };
     const fallback = flags['allow-env-token-fallback'] === true;

@@ -34,13 +34,19 @@ export const positiveInt = z.number().refine((n) => Number.isInteger(n) && n >= 
 /** The owner/repo pair every repository tool starts with. */
 export const repoParams = { owner: ownerField, repo: repoField };
 
-/** GitHub's pagination, under the same names in every list tool. */
+const PER_PAGE = 'a whole number from 1 to 100';
+
+/**
+ * GitHub's pagination, under GitHub's names in every list tool. per_page publishes its maximum,
+ * the one bound a model cannot guess; its minimum, like page's, is only checked (a model knows
+ * pages start at 1, and every published byte is context in every list tool).
+ */
 export const pageParams = {
   page: positiveInt.optional(),
-  perPage: z
+  per_page: z
     .number()
-    .refine((n) => Number.isInteger(n) && n >= 1 && n <= 100, 'a whole number from 1 to 100')
-    .meta({ type: 'integer' })
+    .refine((n) => Number.isInteger(n) && n >= 1 && n <= 100, PER_PAGE)
+    .meta({ type: 'integer', maximum: 100 })
     .optional(),
 };
 

@@ -78,8 +78,8 @@ export function nextPage(link: string | undefined, page: number): string {
 }
 
 /** The standard paging arguments, with GitHub's defaults. */
-export function paging(args: { page?: number | undefined; perPage?: number | undefined }): { page: number; per_page: number } {
-  return { page: args.page ?? 1, per_page: args.perPage ?? 30 };
+export function paging(args: { page?: number | undefined; per_page?: number | undefined }): { page: number; per_page: number } {
+  return { page: args.page ?? 1, per_page: args.per_page ?? 30 };
 }
 
 /** A list answer: a heading, one line per item (or a note that there are none), and paging. */

@@ -11,41 +11,36 @@
 
 const PLAIN = /^[\t\n\r\x20-\x7e]*$/;
 
-/** Code points removed wherever they appear. */
+/**
+ * Unicode's default-ignorable code points: what a renderer shows as nothing (zero-width and
+ * bidirectional controls, invisible operators, Hangul fillers, Khmer inherent vowels, musical
+ * formatting controls, tag characters and the unassigned rest of their block, ...).
+ */
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+const ZERO_WIDTH_JOINER = 0x200d;
+
+/** Code points removed wherever they appear (variation selectors are judged apart: see selectorFits). */
 function isInvisible(cp: number): boolean {
   if (cp <= 0x1f) return cp !== 0x09 && cp !== 0x0a && cp !== 0x0d; // C0 controls (ANSI escapes start here)
   if (cp >= 0x7f && cp <= 0x9f) return true; // DEL and C1 controls
-  switch (cp) {
-    case 0x00ad: // soft hyphen
-    case 0x034f: // combining grapheme joiner
-    case 0x061c: // arabic letter mark
-    case 0x180e: // mongolian vowel separator
-    case 0x200b: // zero width space
-    case 0x200c: // zero width non-joiner
-    case 0x200e: // left-to-right mark
-    case 0x200f: // right-to-left mark
-    case 0xfeff: // zero width no-break space (BOM)
-      return true;
-  }
-  return (
-    (cp >= 0x202a && cp <= 0x202e) || // bidirectional embeddings and overrides
-    (cp >= 0x2060 && cp <= 0x2064) || // word joiner and invisible operators
-    (cp >= 0x2066 && cp <= 0x206f) || // bidirectional isolates and deprecated format characters
-    (cp >= 0xfff9 && cp <= 0xfffb) || // interlinear annotation characters
-    (cp >= 0xe0000 && cp <= 0xe007f) // tag characters (an invisible copy of ASCII)
-  );
+  if (cp >= 0xfff9 && cp <= 0xfffb) return true; // interlinear annotation characters
+  if (cp < 0xad || cp > 0x10ffff) return false;
+  // The joiner stays: it builds emoji sequences (family, flags, professions) and is harmless alone.
+  return cp !== ZERO_WIDTH_JOINER && DEFAULT_IGNORABLE.test(String.fromCodePoint(cp));
 }
 
+/** Standardized variation selectors, their supplement, and Mongolian's free variation selectors. */
 function isVariationSelector(cp: number): boolean {
-  return (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
+  return (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef) || (cp >= 0x180b && cp <= 0x180d) || cp === 0x180f;
 }
 
 const GRAPHIC = /^[\p{L}\p{N}\p{P}\p{S}\p{M}]$/u;
 const HAN = /^\p{Script=Han}$/u;
+const MONGOLIAN = /^\p{Script=Mongolian}$/u;
 
 /**
  * A variation selector is kept only right after a character it can modify (an emoji, a CJK
- * ideograph, a keycap digit), and only one per character: runs of selectors, or selectors after
+ * ideograph, a Mongolian letter, a keycap digit), and only one per character: runs of selectors, or selectors after
  * plain letters or after something removed, are how payloads are smuggled.
  */
 function selectorFits(base: string | undefined, cp: number): boolean {
@@ -53,6 +48,7 @@ function selectorFits(base: string | undefined, cp: number): boolean {
   const baseCp = base.codePointAt(0)!;
   if (isVariationSelector(baseCp) || !GRAPHIC.test(base)) return false;
   if (cp >= 0xe0100) return HAN.test(base);
+  if (cp < 0xfe00) return MONGOLIAN.test(base);
   if (baseCp < 0x80) return (base === '#' || base === '*' || (base >= '0' && base <= '9')) && (cp === 0xfe0e || cp === 0xfe0f);
   return true;
 }
@@ -76,9 +72,7 @@ export function stripInvisible(text: string): string {
 /** Elements whose content never renders as text: removed with what they hold. */
 const DROPPED_WITH_CONTENT = 'script|style|iframe|object|embed|template|noscript|textarea|svg|math|title|head|xmp|noembed|noframes|select';
 /** Formatting GitHub renders visibly; kept without attributes (except safe link targets). */
-const KEPT_TAGS = new Set(
-  'b i em strong code pre br p ul ol li blockquote h1 h2 h3 h4 h5 h6 hr table thead tbody tr td th sub sup kbd del s a img'.split(' '),
-);
+const KEPT_TAGS = new Set('b i em strong code pre br p ul ol li blockquote h1 h2 h3 h4 h5 h6 hr table thead tbody tr td th sub sup kbd del s a'.split(' '));
 const COMMENT = /<!--[\s\S]*?(?:-->|$)|<!\[CDATA\[[\s\S]*?(?:\]\]>|$)|<![A-Za-z][^>]*>|<\?[\s\S]*?(?:\?>|$)/g;
 const DROPPED = new RegExp(`<(${DROPPED_WITH_CONTENT})\\b(?:"[^"]*"|'[^']*'|[^'">])*>[\\s\\S]*?(?:<\\/\\1\\s*>|$)`, 'gi');
 const TAG = /<\/?([A-Za-z][A-Za-z0-9-]*)((?:"[^"]*"|'[^']*'|[^'">])*)>/g;
@@ -95,23 +89,41 @@ function safeUrl(value: string): string | undefined {
   }
 }
 
+function attributeValues(attributes: string): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const [, rawName, rawValue] of attributes.matchAll(ATTRIBUTE)) {
+    const name = rawName!.toLowerCase();
+    if (!values.has(name)) values.set(name, (rawValue ?? '').replace(/^["']|["']$/g, ''));
+  }
+  return values;
+}
+
+/**
+ * An image as the words that describe it: `[image: alt text]`, or `[image]`. Nothing that loads
+ * from elsewhere reaches the model (an image URL in text that a client renders is a beacon, and
+ * the way data leaves in exfiltration attacks); the alt text is what a reader without images gets.
+ * An angle bracket in it is made inert, so it cannot start a tag in the next round.
+ */
+function imageText(alt: string | undefined): string {
+  const words = (alt ?? '').replace(/\s+/g, ' ').trim().replace(/</g, '&lt;');
+  return words ? `[image: ${words}]` : '[image]';
+}
+
 function rebuildTag(whole: string, name: string, attributes: string): string {
   const tag = name.toLowerCase();
+  const closing = whole.startsWith('</');
+  if (tag === 'img') return closing ? '' : imageText(attributeValues(attributes).get('alt') ?? attributeValues(attributes).get('title'));
   if (!KEPT_TAGS.has(tag)) return '';
-  if (whole.startsWith('</')) return `</${tag}>`;
-  const kept: string[] = [];
-  for (const [, rawName, rawValue] of attributes.matchAll(ATTRIBUTE)) {
-    const attr = rawName!.toLowerCase();
-    const value = (rawValue ?? '').replace(/^["']|["']$/g, '');
-    if ((tag === 'a' && attr === 'href') || (tag === 'img' && attr === 'src')) {
-      const url = safeUrl(value);
-      if (url) kept.push(`${attr}="${url.replace(/"/g, '%22')}"`);
-    } else if (tag === 'img' && (attr === 'alt' || attr === 'title')) {
-      kept.push(`${attr}="${value.replace(/"/g, '&quot;').replace(/</g, '&lt;')}"`);
-    }
-  }
-  return `<${tag}${kept.map((a) => ` ${a}`).join('')}>`;
+  if (closing) return `</${tag}>`;
+  const href = tag === 'a' ? safeUrl(attributeValues(attributes).get('href') ?? '') : undefined;
+  return href ? `<a href="${href.replace(/"/g, '%22')}">` : `<${tag}>`;
 }
+
+/**
+ * Markdown images, inline (`![alt](url "title")`) and by reference (`![alt][ref]`), as their alt
+ * text; the alt may hold one level of brackets. An escaped `\![` is not an image.
+ */
+const MARKDOWN_IMAGE = /(?<!\\)!\[((?:[^[\]\n]|\[[^[\]\n]*\])*)\](?:\((?:[^()\n]|\([^()\n]*\))*\)|\[[^[\]\n]*\])/g;
 
 function replaceInvisibleEntities(text: string): string {
   return text.replace(INVISIBLE_ENTITY, (whole: string, dec?: string, hex?: string, named?: string) => {
@@ -148,13 +160,14 @@ function removeHidden(text: string): string {
  * tags GitHub shows stay without attributes (links keep an http(s) target).
  */
 function reduceTags(text: string): string {
-  if (!/[<&]/.test(text)) return text;
+  if (!/[<&]|!\[/.test(text)) return text;
   return untilStable(text, (t) =>
     replaceInvisibleEntities(
       t
         .replace(COMMENT, '')
         .replace(DROPPED, '')
-        .replace(TAG, (whole: string, name: string, attributes: string) => rebuildTag(whole, name, attributes)),
+        .replace(TAG, (whole: string, name: string, attributes: string) => rebuildTag(whole, name, attributes))
+        .replace(MARKDOWN_IMAGE, (_whole: string, alt: string) => imageText(alt)),
     ),
   );
 }
@@ -255,7 +268,7 @@ function codeSpans(text: string): [number, number][] {
 }
 
 function reduceProse(prose: string): string {
-  if (!/[<&]/.test(prose)) return prose;
+  if (!/[<&]|!\[/.test(prose)) return prose;
   let result = '';
   let last = 0;
   for (const [start, end] of codeSpans(prose)) {

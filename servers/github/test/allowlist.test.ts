@@ -30,7 +30,7 @@ describe('--repos', () => {
     expect((await gh.callTool('get_issue', { owner: 'ACME', repo: 'Widgets', issue_number: 2 })).isError).toBe(false);
     expect((await gh.callTool('get_file_contents', { owner: 'alice', repo: 'private-notes', path: 'notes.md' })).isError).toBe(false);
     expect((await gh.callTool('get_me')).isError).toBe(false);
-    expect((await gh.callTool('search_users', { query: 'bob' })).isError).toBe(false);
+    expect((await gh.callTool('search_users', { q: 'bob' })).isError).toBe(false);
   });
 
   it('refuses every tool on another repository before a request leaves the server', async () => {
@@ -63,24 +63,24 @@ describe('--repos', () => {
   });
 
   it('scopes searches: a query without a scope gets the allowlist, one that names another repository is refused', async () => {
-    const code = await traced('search_code', { query: 'widget' });
+    const code = await traced('search_code', { q: 'widget' });
     expect(code.out.isError).toBe(false);
     expect(code.requests.at(-1)!.query.get('q')).toBe('widget repo:acme/widgets user:alice');
-    const scoped = await traced('search_issues', { query: 'blue repo:acme/widgets' });
+    const scoped = await traced('search_issues', { q: 'blue repo:acme/widgets' });
     expect(scoped.requests.at(-1)!.query.get('q')).toBe('blue repo:acme/widgets is:issue');
     for (const query of ['crash repo:acme/gadgets', 'x repo:acme/widgets repo:acme/secret', 'x user:acme', 'x org:mallory', 'x (repo:acme/widgets OR repo:mallory/tools)']) {
       const refused = await traced('search_issues', { query });
       expect(refused.out.text, query).toMatch(REFUSAL);
       expect(refused.requests, query).toEqual([]);
     }
-    const excluded = await traced('search_pull_requests', { query: 'login -repo:acme/gadgets' });
+    const excluded = await traced('search_pull_requests', { q: 'login -repo:acme/gadgets' });
     expect(excluded.requests.at(-1)!.query.get('q')).toBe('login -repo:acme/gadgets is:pr repo:acme/widgets user:alice');
   });
 
   it('drops search results and notifications from other repositories, whatever GitHub returned', async () => {
     const item = (repo: string, path: string) => ({ name: path, path, sha: 'x', url: 'u', git_url: 'u', html_url: 'u', score: 1, repository: { full_name: repo } });
     world.fake.upstream.fault({ path: '/search/code', response: { status: 200, json: { total_count: 2, incomplete_results: false, items: [item('acme/gadgets', 'leak.ts'), item('acme/widgets', 'ok.ts')] } } });
-    const code = await gh.callTool('search_code', { query: 'anything' });
+    const code = await gh.callTool('search_code', { q: 'anything' });
     expect(code.text).toContain('acme/widgets:/ok.ts');
     expect(code.text).not.toContain('leak');
     const notifications = await gh.callTool('list_notifications', { all: true });

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/shared/testing';
 import { TOOLS, buildServer } from '../src/server.js';
-import { connectInProcess } from '@suite/shared/testing';
 import { TOKENS, startWorld, testConfig, type World } from './helpers.js';
 
 /**
@@ -14,7 +13,7 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   ['create_or_update_file', { owner: 'acme', repo: 'widgets', path: 'sweep.md', content: 'sweep', message: 'Sweep' }],
   ['delete_file', { owner: 'acme', repo: 'widgets', path: 'sweep.md', message: 'Unsweep' }],
   ['push_files', { owner: 'acme', repo: 'widgets', branch: 'trunk', files: [{ path: 'p.md', content: 'p' }], message: 'Push' }],
-  ['search_repositories', { query: 'widgets' }],
+  ['search_repositories', { q: 'widgets' }],
   ['create_repository', { name: 'sweep-repo' }],
   ['fork_repository', { owner: 'mallory', repo: 'tools' }],
   ['create_branch', { owner: 'acme', repo: 'widgets', branch: 'sweep' }],
@@ -24,19 +23,19 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   ['get_commit', { owner: 'acme', repo: 'widgets', sha: 'trunk' }],
   ['list_releases', { owner: 'acme', repo: 'widgets' }],
   ['get_latest_release', { owner: 'acme', repo: 'widgets' }],
-  ['search_code', { query: 'widget' }],
+  ['search_code', { q: 'widget' }],
   ['create_issue', { owner: 'acme', repo: 'widgets', title: 'Sweep' }],
   ['get_issue', { owner: 'acme', repo: 'widgets', issue_number: 1 }],
   ['list_issues', { owner: 'acme', repo: 'widgets' }],
   ['update_issue', { owner: 'acme', repo: 'widgets', issue_number: 2, body: 'Updated.' }],
-  ['search_issues', { query: 'crash' }],
+  ['search_issues', { q: 'crash' }],
   ['add_issue_comment', { owner: 'acme', repo: 'widgets', issue_number: 2, body: 'Sweep.' }],
   ['list_issue_comments', { owner: 'acme', repo: 'widgets', issue_number: 1 }],
   ['list_labels', { owner: 'acme', repo: 'widgets' }],
   ['create_pull_request', { owner: 'acme', repo: 'widgets', title: 'Sweep', head: 'sweep' }],
   ['get_pull_request', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['list_pull_requests', { owner: 'acme', repo: 'widgets' }],
-  ['search_pull_requests', { query: 'login' }],
+  ['search_pull_requests', { q: 'login' }],
   ['get_pull_request_files', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['get_pull_request_diff', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['get_pull_request_status', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
@@ -45,7 +44,7 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   ['get_pull_request_comments', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['update_pull_request_branch', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['merge_pull_request', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
-  ['search_users', { query: 'alice' }],
+  ['search_users', { q: 'alice' }],
   ['list_workflow_runs', { owner: 'acme', repo: 'widgets' }],
   ['get_workflow_run_logs', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
   ['list_notifications', {}],
@@ -155,6 +154,11 @@ describe('failures that need their own set-up', () => {
   });
 
   it('without a token, public reads work and writes say a token is needed', async () => {
+    if (world.transport === 'http') {
+      // Over HTTP there is no anonymous session: a client without a token is turned away before any call.
+      await expect(world.connect({ token: undefined })).rejects.toThrow(/Unauthorized: a valid bearer token is required/);
+      return;
+    }
     const anonymous = await world.connect({ token: undefined });
     expect((await anonymous.callTool('get_issue', { owner: 'acme', repo: 'widgets', issue_number: 2 })).isError).toBe(false);
     expect(world.fake.tokensSeen().at(-1)).toBeUndefined();
@@ -240,17 +244,11 @@ describe('failures that need their own set-up', () => {
 
 describe('a request the server refuses itself', () => {
   it('validates arguments before calling GitHub', async () => {
-    const server = buildServer(testConfig(world.fake));
-    const session = await connectInProcess(server);
-    try {
-      const before = world.fake.requests.length;
-      const out = await session.callTool('get_issue', { owner: 'acme/evil', repo: 'widgets', issue_number: 0 });
-      expect(out.isError).toBe(true);
-      expect(out.text).toContain('owner: not a GitHub user or organization name');
-      expect(out.text).toContain('issue_number: a whole number from 1');
-      expect(world.fake.requests.length).toBe(before);
-    } finally {
-      await session.close();
-    }
+    const before = world.fake.requests.length;
+    const out = await gh.callTool('get_issue', { owner: 'acme/evil', repo: 'widgets', issue_number: 0 });
+    expect(out.isError).toBe(true);
+    expect(out.text).toContain('owner: not a GitHub user or organization name');
+    expect(out.text).toContain('issue_number: a whole number from 1');
+    expect(world.fake.requests.length).toBe(before);
   });
 });

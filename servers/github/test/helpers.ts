@@ -1,6 +1,7 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectInProcess, type ClientOptions, type TestSession } from '@suite/shared/testing';
+import { connectHttp, connectInProcess, spawnServer, waitUntil, type ClientOptions, type SpawnedSession, type TestSession } from '@suite/shared/testing';
 import type { ToolSelection } from '@suite/shared';
 import { DEFAULT_LIMITS, DEFAULT_THROTTLE, buildServer, type GithubConfig } from '../src/server.js';
 import { startFakeGithub, type FakeGithub, type FakeRepo } from './fake-github/index.js';
@@ -130,29 +131,130 @@ export function testConfig(fake: FakeGithub, overrides: Partial<GithubConfig> = 
   };
 }
 
+/**
+ * How the scenarios reach the server, chosen per vitest project (vitest.config.ts): a server built
+ * in this process, the built bin over stdio, or the built bin over Streamable HTTP with the token
+ * as the session's bearer token. The same test files run in every mode.
+ */
+export type Transport = 'in-process' | 'stdio' | 'http';
+
+function transportFromEnvironment(): Transport {
+  const value = process.env.SUITE_TEST_TRANSPORT ?? 'in-process';
+  if (value === 'in-process' || value === 'stdio' || value === 'http') return value;
+  throw new Error(`SUITE_TEST_TRANSPORT must be in-process, stdio or http, got ${JSON.stringify(value)}`);
+}
+
+export const TRANSPORT: Transport = transportFromEnvironment();
+
+/** The command line that gives the bin the same selection and configuration as buildServer(config, selection). */
+export function binArgs(config: GithubConfig, selection: ToolSelection): string[] {
+  const args = ['--log-level', 'debug'];
+  if (selection.toolsets) args.push('--toolsets', selection.toolsets.join(','));
+  if (selection.tools) args.push('--tools', selection.tools.join(','));
+  if (selection.readOnly) args.push('--read-only');
+  if (selection.dynamic) args.push('--dynamic-toolsets');
+  if (config.repos) args.push('--repos', config.repos.map((p) => `${p.owner}/${p.repo}`).join(','));
+  if (config.lockdown) args.push('--lockdown');
+  return args;
+}
+
+/**
+ * The environment of the bin: where GitHub is, the token (over HTTP the operator's, which no
+ * session uses without --allow-env-token-fallback), the test seam with the shrunk spacing and
+ * the caps, and every other GITHUB_* variable removed so nothing inherited changes the selection.
+ */
+export function binEnv(config: GithubConfig, token: string | undefined): Record<string, string | undefined> {
+  const cleared = Object.fromEntries(['GITHUB_TOKEN', 'GITHUB_HOST', 'GITHUB_TOOLSETS', 'GITHUB_TOOLS', 'GITHUB_READ_ONLY', 'GITHUB_DYNAMIC_TOOLSETS', 'GITHUB_REPOS', 'GITHUB_LOCKDOWN_MODE'].map((name) => [name, undefined]));
+  return {
+    ...cleared,
+    GITHUB_API_URL: config.apiUrl,
+    GITHUB_PERSONAL_ACCESS_TOKEN: token ?? '',
+    SUITE_GITHUB_TEST_TUNING: JSON.stringify({ throttle: config.throttle, limits: config.limits }),
+  };
+}
+
+/** The bin with --http on a free port; resolves with its URL once it listens. */
+export async function serveHttp(args: string[], env: Record<string, string | undefined>): Promise<{ url: string; child: ChildProcess; stderr: () => string }> {
+  const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const child = spawn(process.execPath, [BIN, '--http', '--port', '0', ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const listening = /listening on (http:\/\/\S+)/;
+  await waitUntil(() => listening.test(stderr) || child.exitCode !== null, { what: 'the HTTP server to listen' });
+  const url = listening.exec(stderr)?.[1];
+  if (!url) throw new Error(`The bin did not start: ${stderr}`);
+  return { url, child, stderr: () => stderr };
+}
+
 export interface World {
   fake: FakeGithub;
   widgets: FakeRepo;
+  transport: Transport;
+  /**
+   * A session against the fake, over this run's transport, with the configuration and selection
+   * buildServer would get. `token: undefined` is a session without a token (over HTTP: a client
+   * that sends none, which the server turns away).
+   */
   connect(overrides?: Partial<GithubConfig>, selection?: ToolSelection, client?: ClientOptions): Promise<TestSession>;
+  /** Closes every session and server; fails if any server's log shows a token. */
   close(): Promise<void>;
 }
 
-/** A seeded fake GitHub plus in-process sessions against it; every session is closed with the world. */
-export async function startWorld(options: { basePath?: string } = {}): Promise<World> {
-  const fake = await startFakeGithub(options);
+/** A seeded fake GitHub plus sessions against it; every session (and bin) is closed with the world. */
+export async function startWorld(options: { basePath?: string; transport?: Transport } = {}): Promise<World> {
+  const fake = await startFakeGithub(options.basePath ? { basePath: options.basePath } : {});
   const { widgets } = seed(fake);
+  const transport = options.transport ?? TRANSPORT;
   const sessions: TestSession[] = [];
+  const children: ChildProcess[] = [];
+  const logs: (() => string)[] = [];
+  // Over HTTP, sessions with the same server configuration share one server, as a remote
+  // deployment's clients do (each still with its own token and its own GitHub session).
+  const httpServers = new Map<string, Promise<{ url: string }>>();
+  const httpServer = (args: string[], env: Record<string, string | undefined>): Promise<{ url: string }> => {
+    const key = JSON.stringify([args, env]);
+    let server = httpServers.get(key);
+    if (!server) {
+      server = serveHttp(args, env).then((started) => {
+        children.push(started.child);
+        logs.push(started.stderr);
+        return started;
+      });
+      httpServers.set(key, server);
+    }
+    return server;
+  };
   return {
     fake,
     widgets,
+    transport,
     async connect(overrides = {}, selection = { toolsets: ['all'] }, client = {}) {
-      const session = await connectInProcess(buildServer(testConfig(fake, overrides), selection), client);
+      const config = testConfig(fake, overrides);
+      let session: TestSession;
+      if (transport === 'in-process') {
+        session = await connectInProcess(buildServer(config, selection), client);
+      } else if (transport === 'stdio') {
+        const spawned: SpawnedSession = await spawnServer(BIN, binArgs(config, selection), { ...client, env: binEnv(config, config.token) });
+        logs.push(() => spawned.stderr());
+        session = spawned;
+      } else {
+        const server = await httpServer(binArgs(config, selection), binEnv(config, TOKENS.alice));
+        session = await connectHttp(server.url, { ...client, ...(config.token !== undefined ? { token: config.token } : {}) });
+      }
       sessions.push(session);
       return session;
     },
     async close() {
       await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+      for (const child of children) child.kill('SIGTERM');
       await fake.close();
+      // Every scenario doubles as a check that no token reaches a log line, at debug level.
+      for (const log of logs) {
+        if (!log().includes('GitHub API at')) throw new Error('A server logged nothing at info level, so the token check below would see nothing.');
+        for (const token of Object.values(TOKENS)) {
+          if (log().includes(token)) throw new Error(`A server log shows the token ${token.slice(0, 5)}...`);
+        }
+      }
     },
   };
 }

@@ -1,24 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectHttp, waitUntil } from '@suite/shared/testing';
+import { connectHttp } from '@suite/shared/testing';
 import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
-import { BIN, TOKENS, seed } from './helpers.js';
+import { BIN, TOKENS, seed, serveHttp } from './helpers.js';
 
 let fake: FakeGithub;
 const children: ChildProcess[] = [];
 
 /** Starts the bin with --http on a free port; resolves with its URL and its stderr so far. */
 async function serve(args: string[] = []): Promise<{ url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--log-level', 'debug', ...args], {
-    env: { ...process.env, GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: TOKENS.alice, GITHUB_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await waitUntil(() => /listening on (http:\/\/\S+)/.test(stderr), { what: 'the HTTP server to listen' });
-  return { url: /listening on (http:\/\/\S+)/.exec(stderr)![1]!, stderr: () => stderr };
+  const server = await serveHttp(['--log-level', 'debug', ...args], { GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: TOKENS.alice, GITHUB_TOKEN: '' });
+  children.push(server.child);
+  return server;
 }
 
 beforeAll(async () => {

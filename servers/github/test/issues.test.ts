@@ -58,7 +58,7 @@ describe('issues', () => {
     const bugs = await gh.callTool('list_issues', { ...repo, labels: 'bug' });
     expect(bugs.text).toContain('#1 [open]');
     expect(bugs.text).not.toContain('#2');
-    const paged = await gh.callTool('list_issues', { ...repo, perPage: 2 });
+    const paged = await gh.callTool('list_issues', { ...repo, per_page: 2 });
     expect(paged.text).toMatch(/\nPage 1 of 2\. More: call again with page: 2\.$/);
   });
 
@@ -97,7 +97,7 @@ describe('issues', () => {
   });
 
   it('searches issues, adding is:issue as GitHub requires', async () => {
-    const out = await gh.callTool('search_issues', { query: 'crash repo:acme/widgets' });
+    const out = await gh.callTool('search_issues', { q: 'crash repo:acme/widgets' });
     expect(out.text).toMatch(/^1 issues match:\nacme\/widgets#1 \[open\] Crash on start · @mallory/);
     const q = world.fake.requests.filter((r) => r.path === '/search/issues').at(-1)!.query.get('q');
     expect(q).toBe('crash repo:acme/widgets is:issue');

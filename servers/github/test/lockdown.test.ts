@@ -44,7 +44,7 @@ describe('--lockdown on a public repository', () => {
     expect(onOne.text).not.toContain('Any news');
     expect(onOne.text).not.toContain('deleted account');
     expect(onOne.text).toContain('[2 items withheld by lockdown mode');
-    const search = await gh.callTool('search_issues', { query: 'repo:acme/widgets' });
+    const search = await gh.callTool('search_issues', { q: 'repo:acme/widgets' });
     expect(search.text).not.toContain('Crash on start');
     expect(search.text).toContain('withheld by lockdown mode');
   });

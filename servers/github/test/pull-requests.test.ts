@@ -25,7 +25,7 @@ describe('reading pull requests', () => {
     expect(list.text).toMatch(/^Pull requests of acme\/widgets \(open\):\n#3 \[open\] Add login · @bob · feature\/login -> trunk · updated /);
     const byHead = await gh.callTool('list_pull_requests', { ...repo, head: 'acme:nope' });
     expect(byHead.text).toBe('Pull requests of acme/widgets (open):\nNone.');
-    const search = await gh.callTool('search_pull_requests', { query: 'login repo:acme/widgets' });
+    const search = await gh.callTool('search_pull_requests', { q: 'login repo:acme/widgets' });
     expect(search.text).toMatch(/^1 pull requests match:\nacme\/widgets#3 \[open, PR\] Add login/);
     expect(world.fake.requests.filter((r) => r.path === '/search/issues').at(-1)!.query.get('q')).toBe('login repo:acme/widgets is:pr');
   });

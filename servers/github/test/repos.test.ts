@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import { waitUntil, type TestSession } from '@suite/shared/testing';
 import { BIG_FILE_BYTES, TAG_TEXT, TOKENS, startWorld, type World } from './helpers.js';
 
 let world: World;
@@ -137,10 +137,12 @@ describe('push_files', () => {
   });
 
   it('changes nothing when the branch moved meanwhile, and says so', async () => {
-    world.fake.upstream.fault({ method: 'POST', path: '/repos/acme/widgets/git/commits', delayMs: 300 });
+    world.fake.upstream.fault({ method: 'POST', path: '/repos/acme/widgets/git/commits', delayMs: 500 });
+    const commits = () => requestsTo('POST', /\/git\/commits$/).length;
+    const before = commits();
     const call = gh.callTool('push_files', { ...repo, branch: 'trunk', files: [{ path: 'race.txt', content: 'mine' }], message: 'Race' });
-    // While the commit is being created, someone else pushes to trunk.
-    await new Promise((r) => setTimeout(r, 150));
+    // While the commit is being created (its request has arrived and is held), someone else pushes to trunk.
+    await waitUntil(() => commits() > before, { what: 'the commit request' });
     const theirs = world.fake.state.commit(world.widgets, 'trunk', 'Someone else', { 'theirs.txt': 'theirs' }, 'bob');
     const out = await call;
     expect(out.isError).toBe(true);
@@ -175,14 +177,14 @@ describe('branches, tags, commits', () => {
   });
 
   it('lists branches a page at a time, following GitHub\'s Link header', async () => {
-    const first = await gh.callTool('list_branches', { ...repo, perPage: 2 });
+    const first = await gh.callTool('list_branches', { ...repo, per_page: 2 });
     expect(first.text).toMatch(/^Branches of acme\/widgets:\nfeature\/login [0-9a-f]{7}\nfeature\/login-2 [0-9a-f]{7}\nPage 1 of 2\. More: call again with page: 2\.$/);
-    const last = await gh.callTool('list_branches', { ...repo, perPage: 2, page: 2 });
+    const last = await gh.callTool('list_branches', { ...repo, per_page: 2, page: 2 });
     expect(last.text).toMatch(/trunk [0-9a-f]{7} \(protected\)$/);
     expect(last.text).not.toContain('More:');
-    const perPage = await gh.callTool('list_branches', { ...repo, perPage: 101 });
+    const perPage = await gh.callTool('list_branches', { ...repo, per_page: 101 });
     expect(perPage.isError).toBe(true);
-    expect(perPage.text).toContain('perPage: a whole number from 1 to 100');
+    expect(perPage.text).toContain('per_page: a whole number from 1 to 100');
   });
 
   it('lists tags', async () => {
@@ -193,18 +195,18 @@ describe('branches, tags, commits', () => {
   it('lists commits, newest first, for a path and from a branch', async () => {
     const forPath = await gh.callTool('list_commits', { ...repo, path: 'src/util/math.ts' });
     expect(forPath.text.split('\n').slice(1)).toEqual([expect.stringMatching(/^[0-9a-f]{7} 2025-\S+ \S+ @bob: Add math helpers$/), expect.stringMatching(/Initial commit$/)]);
-    const fromBranch = await gh.callTool('list_commits', { ...repo, sha: 'feature/login', perPage: 1 });
+    const fromBranch = await gh.callTool('list_commits', { ...repo, sha: 'feature/login', per_page: 1 });
     expect(fromBranch.text).toMatch(/@bob: Add login\nPage 1 of 3\. More: call again with page: 2\.$/);
   });
 
-  it('gets a commit with its whole message, files and the diff unaltered (unless includeDiff is false)', async () => {
+  it('gets a commit with its whole message, files and the diff unaltered (unless include_diff is false)', async () => {
     const sha = world.widgets.refs.get('tags/v1.0.0')!;
     const out = await gh.callTool('get_commit', { ...repo, sha });
     expect(out.text).toContain(`Commit ${sha} in acme/widgets`);
     expect(out.text).toContain('Message:\nAdd math helpers\n\nWith a longer body.');
     expect(out.text).toContain('modified src/util/math.ts (+2 -1)');
     expect(out.text).toContain('+export const sub = (a: number, b: number) => a - b;');
-    const short = await gh.callTool('get_commit', { ...repo, sha: 'v1.0.0', includeDiff: false });
+    const short = await gh.callTool('get_commit', { ...repo, sha: 'v1.0.0', include_diff: false });
     expect(short.text).toContain('modified src/util/math.ts');
     expect(short.text).not.toContain('Diff:');
   });
@@ -228,15 +230,15 @@ describe('releases', () => {
 
 describe('repositories and code search', () => {
   it('searches repositories and pages through the results', async () => {
-    const out = await gh.callTool('search_repositories', { query: 'user:acme', perPage: 1 });
+    const out = await gh.callTool('search_repositories', { q: 'user:acme', per_page: 1 });
     expect(out.text).toMatch(/^2 repositories match:\nacme\/\w+ · ★\d+/);
     expect(out.text).toContain('More: call again with page: 2.');
-    const widgets = await gh.callTool('search_repositories', { query: 'widgets' });
+    const widgets = await gh.callTool('search_repositories', { q: 'widgets' });
     expect(widgets.text).toContain('acme/widgets · ★42 · TypeScript · Widgets for everyone');
   });
 
   it('creates a repository for the user and in an organization', async () => {
-    const mine = await gh.callTool('create_repository', { name: 'sandbox', private: true, autoInit: true });
+    const mine = await gh.callTool('create_repository', { name: 'sandbox', private: true, auto_init: true });
     expect(mine.text).toBe('Created alice/sandbox (private, default branch main): https://github.example/alice/sandbox');
     expect(world.fake.state.repo('alice', 'sandbox')?.refs.has('heads/main')).toBe(true);
     const org = await gh.callTool('create_repository', { name: 'tooling', organization: 'acme', description: 'Internal tools' });
@@ -252,7 +254,7 @@ describe('repositories and code search', () => {
   });
 
   it('searches code and names the files found', async () => {
-    const out = await gh.callTool('search_code', { query: 'widget repo:acme/widgets' });
+    const out = await gh.callTool('search_code', { q: 'widget repo:acme/widgets' });
     expect(out.text).toContain('acme/widgets:/src/index.ts');
     expect(out.text).not.toContain('gadgets');
   });

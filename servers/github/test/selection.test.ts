@@ -27,7 +27,7 @@ const WRITES = [
   'create_or_update_file', 'delete_file', 'push_files', 'create_repository', 'fork_repository', 'create_branch', 'create_issue', 'update_issue',
   'add_issue_comment', 'create_pull_request', 'merge_pull_request', 'update_pull_request_branch', 'create_pull_request_review',
 ];
-const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue'];
+const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue', 'merge_pull_request'];
 
 describe('toolsets', () => {
   it('default: context, repos, issues, pull_requests and users; every tool name of the archived server is there', async () => {
@@ -53,17 +53,37 @@ describe('toolsets', () => {
     }
   });
 
-  it('uses the same parameter names everywhere: owner, repo, page and perPage (at most 100)', async () => {
+  it("names parameters as GitHub's REST API does (snake_case), per_page published with its maximum of 100", async () => {
     const gh = await world.connect({}, { toolsets: ['all'] });
     const { tools } = await gh.client.listTools();
     for (const tool of tools) {
       const props = (tool.inputSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
-      expect(Object.keys(props).filter((p) => /per_?page|^q$|owner_|repository/i.test(p) && p !== 'perPage'), tool.name).toEqual([]);
-      if ('page' in props) expect(props.perPage, tool.name).toEqual({ type: 'integer' });
+      for (const name of Object.keys(props)) expect(name, tool.name).toMatch(/^[a-z]+(?:_[a-z]+)*$/);
+      expect('page' in props, tool.name).toBe('per_page' in props);
+      if ('page' in props) expect(props.per_page, tool.name).toEqual({ type: 'integer', maximum: 100 });
       if ('owner' in props && tool.name !== 'create_repository') expect(props.repo, tool.name).toEqual({ type: 'string' });
+      if (tool.name.startsWith('search_')) expect(Object.keys(props), tool.name).toEqual(['q', 'page', 'per_page']);
     }
-    const tooMany = await gh.callTool('list_issues', { owner: 'acme', repo: 'widgets', perPage: 500 });
-    expect(tooMany).toMatchObject({ isError: true, text: expect.stringContaining('perPage: a whole number from 1 to 100') });
+    for (const per_page of [0, 101, 500, 2.5]) {
+      const out = await gh.callTool('list_issues', { owner: 'acme', repo: 'widgets', per_page });
+      expect(out, String(per_page)).toMatchObject({ isError: true, text: expect.stringContaining('per_page: a whole number from 1 to 100') });
+    }
+  });
+
+  it("accepts the archived server's and this server's earlier argument names, unpublished", async () => {
+    const gh = await world.connect({}, { toolsets: ['all'] });
+    const repo = { owner: 'acme', repo: 'widgets' };
+    expect((await gh.callTool('list_issues', { ...repo, perPage: 2 })).text).toMatch(/\nPage 1 of 2\. More: call again with page: 2\.$/);
+    expect((await gh.callTool('search_issues', { query: 'crash repo:acme/widgets' })).text).toMatch(/^1 issues match:\nacme\/widgets#1 /);
+    // The archived get_file_contents read a branch; here that is ref (a branch, tag or SHA).
+    const old = await gh.callTool('get_file_contents', { ...repo, path: 'src/util/math.ts', branch: 'v0.9.0' });
+    expect(old.content[0]).toMatchObject({ text: expect.stringContaining(' at v0.9.0') });
+    expect(old.text).not.toContain('sub');
+    expect((await gh.callTool('get_commit', { ...repo, sha: 'trunk', includeDiff: false })).text).not.toContain('Diff:');
+    expect((await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, failedOnly: false, tailLines: 1 })).text).toContain('== job 501 build (completed/success): last 1 of 1 lines\nbuild ok');
+    expect((await gh.callTool('create_repository', { name: 'from-archived', autoInit: true })).text).toMatch(/default branch main/);
+    const twice = await gh.callTool('list_issues', { ...repo, per_page: 2, perPage: 3 });
+    expect(twice).toMatchObject({ isError: true, text: 'Invalid arguments for list_issues: per_page: given twice (perPage is another name for per_page); give it once.' });
   });
 
   it('--toolsets picks toolsets, --tools adds single tools on top', async () => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { protocolError, spawnServer, type SpawnedSession } from '@suite/shared/testing';
 import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
 import { BIN, TAG_TEXT, TOKENS, seed } from './helpers.js';
 
@@ -89,8 +89,17 @@ describe('the built bin over stdio, against the fake GitHub', () => {
     expect(names).not.toContain('create_issue');
     const actions = await start([], { GITHUB_TOOLSETS: 'actions' });
     expect(await actions.toolNames()).toEqual(['list_workflow_runs', 'get_workflow_run_logs']);
-    const dynamic = await start(['--dynamic-toolsets']);
+    const dynamic = await start([], { GITHUB_DYNAMIC_TOOLSETS: '1' });
     expect(await dynamic.toolNames()).toEqual(['list_available_toolsets', 'get_toolset_tools', 'enable_toolset']);
+    const tools = await start([], { GITHUB_TOOLS: 'get_me,list_notifications' });
+    expect(await tools.toolNames()).toEqual(['get_me', 'list_notifications']);
+  });
+
+  it('takes the selection from flags, a flag winning over its variable, --read-only over --tools', async () => {
+    const flags = await start(['--toolsets', 'context', '--tools', 'create_issue,list_notifications', '--read-only'], { GITHUB_TOOLSETS: 'issues', GITHUB_TOOLS: 'get_issue' });
+    expect(await flags.toolNames()).toEqual(['get_me', 'list_notifications']);
+    const error = await protocolError(flags.callTool('create_issue', { owner: 'acme', repo: 'widgets', title: 'x' }));
+    expect(error.message).toBe('Unknown tool: create_issue');
   });
 
   it('enforces --repos and --lockdown from the command line', async () => {
@@ -101,18 +110,37 @@ describe('the built bin over stdio, against the fake GitHub', () => {
     expect(allowed.isError).toBe(false);
   });
 
-  it('talks to GitHub Enterprise Server under /api/v3, derived from GITHUB_HOST', async () => {
+  it('talks to GitHub Enterprise Server under /api/v3, derived from GITHUB_HOST or --github-host', async () => {
     const ghes = await startFakeGithub({ basePath: '/api/v3' });
     try {
       seed(ghes);
-      const session = await spawnServer(BIN, [], { env: env({ GITHUB_API_URL: '', GITHUB_HOST: `http://127.0.0.1:${new URL(ghes.url).port}` }) });
-      sessions.push(session);
+      const host = `http://127.0.0.1:${new URL(ghes.url).port}`;
+      const session = await start([], { GITHUB_API_URL: '', GITHUB_HOST: host });
       expect((await session.callTool('get_me')).text).toMatch(/^@alice/);
       expect((await session.callTool('get_file_contents', { owner: 'acme', repo: 'widgets', path: 'README.md' })).isError).toBe(false);
       expect(ghes.requests.map((r) => r.path)).toEqual(expect.arrayContaining(['/api/v3/user', '/api/v3/repos/acme/widgets/contents/README.md']));
+      // The flag wins over the variable, which points at the other (github.com-shaped) fake here.
+      const before = ghes.requests.length;
+      const flagged = await start(['--github-host', host], { GITHUB_API_URL: '', GITHUB_HOST: fake.url });
+      expect((await flagged.callTool('get_me')).text).toMatch(/^@alice/);
+      expect(ghes.requests.slice(before).map((r) => r.path)).toEqual(['/api/v3/user']);
+      // --api-url wins over both.
+      const direct = await start(['--api-url', fake.apiUrl, '--github-host', host]);
+      const requests = fake.requests.length;
+      expect((await direct.callTool('get_me')).text).toMatch(/^@alice/);
+      expect(fake.requests.slice(requests).map((r) => r.path)).toEqual(['/user']);
     } finally {
       await ghes.close();
     }
+  });
+
+  it('gives a call the time budget of --request-timeout, retries included', async () => {
+    const gh = await start(['--request-timeout', '1']);
+    fake.upstream.fault({ path: '/user', delayMs: 4000 });
+    const started = Date.now();
+    const out = await gh.callTool('get_me');
+    expect(out).toMatchObject({ isError: true, text: 'GitHub did not answer within 1 second. Try again, or narrow the request.' });
+    expect(Date.now() - started).toBeLessThan(3500);
   });
 });
 
@@ -130,6 +158,20 @@ describe('start-up', () => {
     expect(fallback.stderr).toMatch(/--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN/);
     const unknown = await run(['--toolsets', 'repos,gists']);
     expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, notifications, all\./);
+    const unknownTool = await run([], { GITHUB_TOOLS: 'get_me,delete_everything' });
+    expect(unknownTool.code).toBe(2);
+    expect(unknownTool.stderr).toMatch(/delete_everything/);
+  });
+
+  it('refuses a --request-timeout that is not a whole number of seconds from 1 to 600, and a malformed test seam', async () => {
+    for (const value of ['0', '1.5', 'soon', '601']) {
+      const out = await run(['--request-timeout', value]);
+      expect(out.code, value).toBe(2);
+      expect(out.stderr, value).toMatch(/^mcp-server-github: --request-timeout /);
+    }
+    const seam = await run([], { SUITE_GITHUB_TEST_TUNING: '{"throttle":{"writeSpacing":0}}' });
+    expect(seam.code).toBe(2);
+    expect(seam.stderr).toMatch(/SUITE_GITHUB_TEST_TUNING must be JSON/);
   });
 
   it('documents itself in --help, and never prints the token', async () => {

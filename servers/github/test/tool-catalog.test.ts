@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolCatalog } from '@suite/shared/testing';
+import type { ToolSelection } from '@suite/shared';
 import { startWorld, type World } from './helpers.js';
 
 let world: World;
@@ -22,4 +23,23 @@ describe('tool catalog snapshots (a change to the tool surface is a reviewed dif
       await expect(await toolCatalog(gh.client)).toMatchFileSnapshot(`./__snapshots__/${file}`);
     });
   }
+});
+
+/** What the bench measures: the tools/list result as JSON, in bytes (what the definitions cost the model's context). */
+async function listBytes(selection: ToolSelection): Promise<{ tools: number; bytes: number }> {
+  const gh = await world.connect({}, selection);
+  const result = await gh.client.listTools();
+  return { tools: result.tools.length, bytes: Buffer.byteLength(JSON.stringify(result)) };
+}
+
+describe('the context budget of the tool list (issue targets; the bench prints the same figures)', () => {
+  it("default toolsets: more tools than the archived server's 26, at most 450 bytes per tool on average", async () => {
+    const { tools, bytes } = await listBytes({});
+    expect(tools).toBeGreaterThan(26);
+    expect(bytes / tools).toBeLessThanOrEqual(450);
+  });
+
+  it('--dynamic-toolsets starts under 2 KB', async () => {
+    expect((await listBytes({ dynamic: true })).bytes).toBeLessThan(2048);
+  });
 });

@@ -38,17 +38,18 @@ export const listWorkflowRuns = githubTool({
 export const getWorkflowRunLogs = githubTool({
   name: 'get_workflow_run_logs',
   toolset: 'actions',
-  description: 'The last lines (tailLines, default 200) of the logs of a run\'s failed jobs, or of one job.',
+  description: 'The last lines (tail_lines, default 200) of the logs of a run\'s failed jobs, or of one job.',
   input: z.object({
     ...repoParams,
     run_id: positiveInt,
     job_id: positiveInt.optional(),
-    failedOnly: z.boolean().optional(),
-    tailLines: positiveInt.optional(),
+    failed_only: z.boolean().optional(),
+    tail_lines: positiveInt.optional(),
   }),
+  aliases: { failedOnly: 'failed_only', tailLines: 'tail_lines' },
   annotations: { title: 'Get run logs', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Actions: read',
-  run: async ({ owner, repo, run_id, job_id, failedOnly = true, tailLines: requested }, { api, config }) => {
+  run: async ({ owner, repo, run_id, job_id, failed_only: failedOnly = true, tail_lines: requested }, { api, config }) => {
     const lines = Math.min(requested ?? config.limits.logTailLines, config.limits.maxLogTailLines);
     let jobs: { id: number; name: string; state: string }[];
     let note = '';
@@ -61,7 +62,7 @@ export const getWorkflowRunLogs = githubTool({
       const chosen = failedOnly ? all.filter((j) => j.failed) : all;
       if (chosen.length === 0) {
         return listing(
-          `Workflow run ${run_id} of ${fullName(owner, repo)} has ${failedOnly ? 'no failed jobs' : 'no jobs'}${failedOnly ? ' (call again with failedOnly: false for every job)' : ''}:`,
+          `Workflow run ${run_id} of ${fullName(owner, repo)} has ${failedOnly ? 'no failed jobs' : 'no jobs'}${failedOnly ? ' (call again with failed_only: false for every job)' : ''}:`,
           all.map((j) => `- ${j.id} ${j.name}: ${j.state}`),
         );
       }

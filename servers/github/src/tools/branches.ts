@@ -10,7 +10,7 @@ import { branchField, branchRef } from '../repo-paths.js';
 export const createBranch = githubTool({
   name: 'create_branch',
   toolset: 'repos',
-  description: 'Creates a branch from from_branch.',
+  description: 'Creates a branch.',
   input: z.object({ ...repoParams, branch: branchField, from_branch: branchField.optional() }),
   annotations: { title: 'Create branch', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   permission: 'Contents: write',

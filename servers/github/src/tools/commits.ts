@@ -8,7 +8,7 @@ const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message
 export const listCommits = githubTool({
   name: 'list_commits',
   toolset: 'repos',
-  description: 'Lists commits, newest first, from sha (default: the default branch).',
+  description: 'Lists commits from sha, newest first.',
   input: z.object({
     ...repoParams,
     sha: text.optional(),
@@ -37,10 +37,11 @@ export const getCommit = githubTool({
   name: 'get_commit',
   toolset: 'repos',
   description: 'A commit: message, author, files and diff.',
-  input: z.object({ ...repoParams, sha: text, includeDiff: z.boolean().optional() }),
+  input: z.object({ ...repoParams, sha: text, include_diff: z.boolean().optional() }),
+  aliases: { includeDiff: 'include_diff' },
   annotations: { title: 'Get commit', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Contents: read',
-  run: async ({ owner, repo, sha, includeDiff = true }, { api, config }) => {
+  run: async ({ owner, repo, sha, include_diff: includeDiff = true }, { api, config }) => {
     const { data: c } = await api.rest.repos.getCommit({ owner, repo, ref: sha });
     const files = c.files ?? [];
     const head = [

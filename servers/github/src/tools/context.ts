@@ -5,7 +5,7 @@ import { parts, userLine, when } from '../present.js';
 export const getMe = githubTool({
   name: 'get_me',
   toolset: 'context',
-  description: 'The GitHub user the token acts as.',
+  description: 'Who the token acts as.',
   input: z.object({}),
   annotations: { title: 'Get me', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'no special permission',

@@ -26,8 +26,9 @@ function directoryListing(owner: string, repo: string, path: string, ref: string
 export const getFileContents = githubTool({
   name: 'get_file_contents',
   toolset: 'repos',
-  description: 'A file as text, or a directory listing; binary files and files over 1 MB as a repo:// link.',
+  description: 'A file as text, or a directory listing; binary or over 1 MB: a repo:// link.',
   input: z.object({ ...repoParams, path: anyPathField.optional(), ref: refField }),
+  aliases: { branch: 'ref' },
   annotations: { title: 'Get file', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Contents: read',
   outputLimit: (limits) => limits.maxFileBytes + 1000,
@@ -122,7 +123,7 @@ const MAX_PUSH_FILES = 100;
 export const pushFiles = githubTool({
   name: 'push_files',
   toolset: 'repos',
-  description: 'Commits several files in one commit; never force-pushes.',
+  description: 'Commits several files at once; never force-pushes.',
   input: z.object({
     ...repoParams,
     branch: branchOption,

@@ -64,7 +64,7 @@ export const getIssue = githubTool({
 export const listIssues = githubTool({
   name: 'list_issues',
   toolset: 'issues',
-  description: 'Lists issues (PRs marked); state defaults to open, labels is comma-separated.',
+  description: 'Lists issues (PRs marked); labels is comma-separated.',
   input: z.object({
     ...repoParams,
     state: z.enum(['open', 'closed', 'all']).optional(),
@@ -135,12 +135,12 @@ export const searchIssues = githubTool({
   name: 'search_issues',
   toolset: 'issues',
   description: 'Searches issues.',
-  input: z.object({ query: text, ...pageParams }),
+  input: z.object({ q: text, ...pageParams }),
   annotations: { title: 'Search issues', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Issues: read',
-  run: async ({ query, ...rest }, call) => {
+  run: async ({ q, ...rest }, call) => {
     const page = paging(rest);
-    const { data, headers } = await call.api.rest.search.issuesAndPullRequests({ q: withKind(query, 'issue'), ...page });
+    const { data, headers } = await call.api.rest.search.issuesAndPullRequests({ q: withKind(q, 'issue'), ...page });
     const { items, hidden } = await trustedSearchItems(call, data.items);
     return listing(`${data.total_count} issues match${data.incomplete_results ? ' (incomplete)' : ''}:`, items.map(({ item, repo }) => issueLine(item, repo)), `${hiddenNote(hidden)}${nextPage(headers.link, page.page)}`);
   },

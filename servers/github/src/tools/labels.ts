@@ -6,7 +6,7 @@ import { listing, nextPage, paging, userLine } from '../present.js';
 export const listLabels = githubTool({
   name: 'list_labels',
   toolset: 'issues',
-  description: "Lists the repository's labels.",
+  description: 'Lists labels.',
   input: z.object({ ...repoParams, ...pageParams }),
   annotations: { title: 'List labels', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Issues: read',

@@ -8,7 +8,7 @@ const FAILED = new Set(['failure', 'timed_out', 'cancelled', 'action_required', 
 export const getPullRequestStatus = githubTool({
   name: 'get_pull_request_status',
   toolset: 'pull_requests',
-  description: 'Check runs and statuses of a pull request, with a verdict.',
+  description: 'Check runs and statuses of a PR, with a verdict.',
   input: z.object({ ...repoParams, pull_number: issueNumberField }),
   annotations: { title: 'Get PR status', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Checks: read, Commit statuses: read',

@@ -27,7 +27,7 @@ function pullRequestLine(pr: PullRequestItem, owner: string): string {
 export const createPullRequest = githubTool({
   name: 'create_pull_request',
   toolset: 'pull_requests',
-  description: 'Opens a pull request from head (branch or user:branch) into base.',
+  description: 'Opens a PR from head (branch or user:branch) into base.',
   input: z.object({
     ...repoParams,
     title: text,
@@ -48,7 +48,7 @@ export const createPullRequest = githubTool({
 export const getPullRequest = githubTool({
   name: 'get_pull_request',
   toolset: 'pull_requests',
-  description: 'A pull request: branches, state, mergeability and body.',
+  description: 'A PR: branches, state, mergeability and body.',
   input: z.object({ ...repoParams, pull_number: issueNumberField }),
   annotations: { title: 'Get PR', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Pull requests: read',
@@ -77,7 +77,7 @@ export const getPullRequest = githubTool({
 export const listPullRequests = githubTool({
   name: 'list_pull_requests',
   toolset: 'pull_requests',
-  description: 'Lists pull requests; state defaults to open.',
+  description: 'Lists pull requests.',
   input: z.object({
     ...repoParams,
     state: z.enum(['open', 'closed', 'all']).optional(),
@@ -106,12 +106,12 @@ export const searchPullRequests = githubTool({
   name: 'search_pull_requests',
   toolset: 'pull_requests',
   description: 'Searches pull requests.',
-  input: z.object({ query: text, ...pageParams }),
+  input: z.object({ q: text, ...pageParams }),
   annotations: { title: 'Search PRs', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Pull requests: read',
-  run: async ({ query, ...rest }, call) => {
+  run: async ({ q, ...rest }, call) => {
     const page = paging(rest);
-    const { data, headers } = await call.api.rest.search.issuesAndPullRequests({ q: withKind(query, 'pr'), ...page });
+    const { data, headers } = await call.api.rest.search.issuesAndPullRequests({ q: withKind(q, 'pr'), ...page });
     const { items, hidden } = await trustedSearchItems(call, data.items);
     return listing(`${data.total_count} pull requests match${data.incomplete_results ? ' (incomplete)' : ''}:`, items.map(({ item, repo }) => issueLine(item, repo)), `${hiddenNote(hidden)}${nextPage(headers.link, page.page)}`);
   },
@@ -120,7 +120,7 @@ export const searchPullRequests = githubTool({
 export const mergePullRequest = githubTool({
   name: 'merge_pull_request',
   toolset: 'pull_requests',
-  description: 'Merges a pull request; sha guards against a moved head.',
+  description: 'Merges a PR; sha guards against a moved head.',
   input: z.object({
     ...repoParams,
     pull_number: issueNumberField,
@@ -128,7 +128,7 @@ export const mergePullRequest = githubTool({
     commit_message: z.string().optional(),
     sha: z.string().optional(),
   }),
-  annotations: { title: 'Merge PR', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  annotations: { title: 'Merge PR', readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   permission: 'Contents: write',
   run: async ({ owner, repo, pull_number, ...fields }, { api }) => {
     const options = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
@@ -140,7 +140,7 @@ export const mergePullRequest = githubTool({
 export const updatePullRequestBranch = githubTool({
   name: 'update_pull_request_branch',
   toolset: 'pull_requests',
-  description: 'Merges the base branch into the PR branch.',
+  description: 'Merges base into the PR branch.',
   input: z.object({ ...repoParams, pull_number: issueNumberField, expected_head_sha: z.string().optional() }),
   annotations: { title: 'Update PR branch', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   permission: 'Pull requests: write',

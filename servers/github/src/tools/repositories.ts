@@ -7,12 +7,12 @@ export const searchRepositories = githubTool({
   name: 'search_repositories',
   toolset: 'repos',
   description: 'Searches repositories.',
-  input: z.object({ query: text, ...pageParams }),
+  input: z.object({ q: text, ...pageParams }),
   annotations: { title: 'Search repos', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Metadata: read',
   run: async (args, { api }) => {
     const page = paging(args);
-    const { data, headers } = await api.rest.search.repos({ q: args.query, ...page });
+    const { data, headers } = await api.rest.search.repos({ q: args.q, ...page });
     const lines = data.items.map((r) =>
       parts(`${r.full_name}${r.private ? ' (private)' : ''}${r.fork ? ' (fork)' : ''}`, `★${r.stargazers_count}`, r.language ?? '', userLine(r.description), `updated ${when(r.updated_at)}`),
     );
@@ -28,13 +28,14 @@ export const createRepository = githubTool({
     name: repoField,
     description: z.string().optional(),
     private: z.boolean().optional(),
-    autoInit: z.boolean().optional(),
+    auto_init: z.boolean().optional(),
     organization: ownerField.optional(),
   }),
+  aliases: { autoInit: 'auto_init' },
   annotations: { title: 'Create repo', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   permission: 'Administration: write',
-  run: async ({ name, description, private: isPrivate, autoInit, organization }, { api }) => {
-    const body = { name, ...(description !== undefined ? { description } : {}), ...(isPrivate !== undefined ? { private: isPrivate } : {}), ...(autoInit !== undefined ? { auto_init: autoInit } : {}) };
+  run: async ({ name, description, private: isPrivate, auto_init, organization }, { api }) => {
+    const body = { name, ...(description !== undefined ? { description } : {}), ...(isPrivate !== undefined ? { private: isPrivate } : {}), ...(auto_init !== undefined ? { auto_init } : {}) };
     const { data } = organization ? await api.rest.repos.createInOrg({ org: organization, ...body }) : await api.rest.repos.createForAuthenticatedUser(body);
     return `Created ${data.full_name} (${data.private ? 'private' : 'public'}, default branch ${data.default_branch}): ${data.html_url}`;
   },

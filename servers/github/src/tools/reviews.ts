@@ -14,7 +14,7 @@ const reviewComment = z
 export const createPullRequestReview = githubTool({
   name: 'create_pull_request_review',
   toolset: 'pull_requests',
-  description: 'Reviews a pull request; comments go on lines of the new code.',
+  description: 'Reviews a PR; comments go on lines of the new code.',
   input: z.object({
     ...repoParams,
     pull_number: issueNumberField,

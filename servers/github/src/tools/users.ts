@@ -7,12 +7,12 @@ export const searchUsers = githubTool({
   name: 'search_users',
   toolset: 'users',
   description: 'Searches users.',
-  input: z.object({ query: text, ...pageParams }),
+  input: z.object({ q: text, ...pageParams }),
   annotations: { title: 'Search users', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'no special permission',
-  run: async ({ query, ...rest }, { api }) => {
+  run: async ({ q, ...rest }, { api }) => {
     const page = paging(rest);
-    const { data, headers } = await api.rest.search.users({ q: query, ...page });
+    const { data, headers } = await api.rest.search.users({ q, ...page });
     const lines = data.items.map((u) => `@${u.login} (${u.type}) ${u.html_url}`);
     return listing(`${data.total_count} users match${data.incomplete_results ? ' (incomplete)' : ''}:`, lines, nextPage(headers.link, page.page));
   },

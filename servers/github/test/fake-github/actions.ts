@@ -120,12 +120,15 @@ const getJob: Handler = (ctx) => {
   return json(jobShape(ctx, repo, found.run, found.job));
 };
 
-/** As on GitHub: 302 to a storage URL that serves the plain-text log. */
+/**
+ * As on GitHub: 302 to a signed URL on another origin that serves the plain-text log. A client
+ * must not send the GitHub token there (the storage side records what it received).
+ */
 const jobLogs: Handler = (ctx) => {
   const repo = repoFor(ctx, 'read', 'actions');
   const found = findJob(repo, Number(ctx.req.params.job));
   if (!found) throw notFound();
-  return { status: 302, headers: { location: `${ctx.origin}${LOG_STORAGE}/${repo.owner}/${repo.name}/${found.job.id}?token=signed-url-token` } };
+  return { status: 302, headers: { location: `${ctx.storage}${LOG_STORAGE}/${repo.owner}/${repo.name}/${found.job.id}?token=signed-url-token` } };
 };
 
 /** The storage side of the redirect: no GitHub authentication, a signed URL instead. */

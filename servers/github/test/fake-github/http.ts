@@ -12,8 +12,10 @@ export interface RouteContext {
   api(path: string): string;
   /** Absolute web URL (html_url) of a path. */
   web(path: string): string;
-  /** Absolute URL outside the API (for redirects to log storage). */
+  /** The API server's origin (for Link headers). */
   origin: string;
+  /** The origin of log storage: another server, as on GitHub, where logs redirect to a blob store. */
+  storage: string;
 }
 
 export type Handler = (ctx: RouteContext) => FakeResponse | Promise<FakeResponse>;

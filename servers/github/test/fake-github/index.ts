@@ -31,8 +31,10 @@ export interface FakeGithub {
   apiUrl: string;
   state: GithubState;
   upstream: FakeUpstream;
-  /** Every request received, in order (log storage included). */
+  /** Every API request received, in order. */
   readonly requests: FakeRequest[];
+  /** Log storage, on its own 127.0.0.1 port (another origin), where job logs redirect. */
+  storage: FakeUpstream;
   /** The token each API request carried, in order (undefined for none). */
   tokensSeen(filter?: (request: FakeRequest) => boolean): (string | undefined)[];
   /** Until reset, this token's (or every) API request is refused as over GitHub's primary rate limit, resetting in `resetInSeconds`. */
@@ -55,6 +57,7 @@ export function tokenOf(request: FakeRequest): string | undefined {
  */
 export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<FakeGithub> {
   const upstream = await startFakeUpstream();
+  const storage = await startFakeUpstream();
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   const state = new GithubState();
   const used = new Map<string, number>();
@@ -98,6 +101,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
         api: (path) => `${upstream.url}${basePath}${path}`,
         web: (path) => `${WEB}${path}`,
         origin: upstream.url,
+        storage: storage.url,
       };
       let response: FakeResponse;
       try {
@@ -121,8 +125,8 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, notificationRoutes, codeSearchRoutes]) {
     register(router);
   }
-  upstream.route('GET', `${LOG_STORAGE}/:owner/:repo/:job`, async (req) =>
-    storedLog({ req, state, viewer: undefined, token: undefined, api: (p) => p, web: (p) => p, origin: upstream.url }),
+  storage.route('GET', `${LOG_STORAGE}/:owner/:repo/:job`, async (req) =>
+    storedLog({ req, state, viewer: undefined, token: undefined, api: (p) => p, web: (p) => p, origin: storage.url, storage: storage.url }),
   );
 
   return {
@@ -131,9 +135,12 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     state,
     upstream,
     requests: upstream.requests,
-    tokensSeen: (filter = () => true) => upstream.requests.filter((r) => r.path.startsWith(`${basePath}/`) && !r.path.startsWith(LOG_STORAGE) && filter(r)).map(tokenOf),
+    storage,
+    tokensSeen: (filter = () => true) => upstream.requests.filter((r) => r.path.startsWith(`${basePath}/`) && filter(r)).map(tokenOf),
     exhaustRateLimit: ({ token, resetInSeconds }) => exhausted.set(token ?? '*', Math.floor(Date.now() / 1000) + resetInSeconds),
     restoreRateLimit: () => exhausted.clear(),
-    close: () => upstream.close(),
+    close: async () => {
+      await Promise.all([upstream.close(), storage.close()]);
+    },
   };
 }
