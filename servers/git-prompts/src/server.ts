@@ -9,7 +9,7 @@ import { reviewChangesPrompt } from './prompts/review-changes.js';
 import { summarizeChangesPrompt } from './prompts/summarize-changes.js';
 import { compareResource, stagedDiffResource, unstagedDiffResource } from './resources/diffs.js';
 import { fileResource } from './resources/file.js';
-import { logLimitResource, logRangeResource, logResource } from './resources/log.js';
+import { logRangeResource, logResource } from './resources/log.js';
 import { showResource } from './resources/show.js';
 import { statusResource } from './resources/status.js';
 import { gitBranch } from './tools/branch.js';
@@ -66,7 +66,7 @@ const builtRegistrations = new WeakMap<Workspace, ((server: SuiteServer) => void
 function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] {
   let built = builtRegistrations.get(workspace);
   if (!built) {
-    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logLimitResource, logRangeResource, compareResource, showResource, fileResource].map(
+    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logRangeResource, compareResource, showResource, fileResource].map(
       (make) => make(workspace),
     );
     // Each prompt keeps its own argument type, so each gets its own registering closure.
