@@ -307,9 +307,10 @@ export class SuiteServer {
   }
 
   private capabilities(): ServerCapabilities {
-    const caps: ServerCapabilities = { logging: {} };
-    // listChanged: toolsets can be enabled, and tools or prompts registered, after connect.
-    if (this.registered.size > 0) caps.tools = { listChanged: true };
+    // Tools are declared even when none is registered yet: capabilities are fixed at connect, and
+    // any server may gain tools afterwards (a toolset enabled, a tool registered late), which a
+    // client only hears of through tools/list_changed if the capability said so.
+    const caps: ServerCapabilities = { logging: {}, tools: { listChanged: true } };
     if (this.resources.size > 0 || this.templates.length > 0) {
       caps.resources = { listChanged: true, subscribe: this.options.changes !== undefined };
     }
@@ -423,24 +424,22 @@ export class SuiteServer {
       });
     }
 
-    if (this.registered.size > 0) {
-      handle(sdk, ListToolsRequestSchema, async () => ({
-        tools: this.exposedTools().map((tool) => ({
-          name: tool.name,
-          title: tool.annotations.title,
-          description: tool.description,
-          inputSchema: toJsonSchema(tool.input, 'input') as { type: 'object' },
-          ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
-          annotations: { ...tool.annotations },
-        })),
-      }));
-      handle(sdk, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-        const tool = this.registered.get(request.params.name);
-        // A tool this session does not expose is unknown to it, exactly as if it did not exist.
-        if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
-        return runTool(tool, request.params.arguments, ctx(extra));
-      });
-    }
+    handle(sdk, ListToolsRequestSchema, async () => ({
+      tools: this.exposedTools().map((tool) => ({
+        name: tool.name,
+        title: tool.annotations.title,
+        description: tool.description,
+        inputSchema: toJsonSchema(tool.input, 'input') as { type: 'object' },
+        ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
+        annotations: { ...tool.annotations },
+      })),
+    }));
+    handle(sdk, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const tool = this.registered.get(request.params.name);
+      // A tool this session does not expose is unknown to it, exactly as if it did not exist.
+      if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
+      return runTool(tool, request.params.arguments, ctx(extra));
+    });
 
     if (this.resources.size > 0 || this.templates.length > 0) this.installResourceHandlers(sdk, ctx);
     if (this.prompts.size > 0) this.installPromptHandlers(sdk, ctx);
