@@ -467,8 +467,15 @@ export class SuiteServer {
         const typed = ref.type === 'ref/prompt' ? argument.value : decodeVariable(argument.value);
         values = await completer(typed, context, ctx(extra));
       } catch (error) {
-        this.log.private('warning', `completion failed: ${String(error)}`);
+        // Completion is the client's typing aid, asked at every keystroke: a failure shows no
+        // suggestions rather than an error. The reason is logged (to the client too, at warning).
         values = [];
+        if (error instanceof ToolError) this.log.warning(`Completing ${argument.name} failed: ${error.message}`);
+        else {
+          const id = newErrorId();
+          this.log.private('error', `completion failed unexpectedly (error id ${id}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+          this.log.warning(`Completing ${argument.name} failed unexpectedly (error id ${id}). The server log has the detail.`);
+        }
       }
       return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };
     });
