@@ -50,7 +50,7 @@ import type {
 } from './resources.js';
 import { RootsManager, type RootsSnapshot } from './roots.js';
 import { SecretScope, processSecrets } from './secrets.js';
-import type { ChangeHub } from './subscriptions.js';
+import type { ChangeHub, ChangeSetup } from './subscriptions.js';
 import { TemplateMatcher } from './uri-templates.js';
 import { runTool, toJsonSchema, type AnyToolDefinition, type CallToolResult, type ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
@@ -140,6 +140,8 @@ export class SuiteServer {
   private guard: { version: number; guard: PathGuard } | undefined;
   private sdk: Server | undefined;
   private closed = false;
+  private markConnected: () => void = () => undefined;
+  private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
 
   constructor(private readonly options: SuiteServerOptions) {
     this.session = options.session ?? { id: randomUUID(), transport: 'memory' };
@@ -231,6 +233,27 @@ export class SuiteServer {
     return this;
   }
 
+  /**
+   * Follows a change source (paths, trees, a poll) for this server's own sake, such as a list that
+   * depends on what is on disk: `onChange` runs after each burst of changes until the returned
+   * function is called or the session ends. Sessions following the same key share one source.
+   * Starts once the session is connected; without a change hub (`changes`) nothing is followed.
+   */
+  async observe(key: string, setup: ChangeSetup, onChange: () => void): Promise<() => Promise<void>> {
+    const hub = this.options.changes;
+    const nothing = async (): Promise<void> => undefined;
+    if (!hub) return nothing;
+    await this.connected;
+    if (this.closed) return nothing;
+    await hub.observe(this.sessionId, key, setup, onChange);
+    // Closed meanwhile: the session's release has run already, so this hold is released here.
+    if (this.closed) {
+      await hub.unobserve(this.sessionId, key);
+      return nothing;
+    }
+    return () => hub.unobserve(this.sessionId, key);
+  }
+
   /** Runs when the session ends, whatever ends it. */
   onClose(handler: () => void | Promise<void>): this {
     this.closeHandlers.push(handler);
@@ -288,6 +311,7 @@ export class SuiteServer {
     });
     sdk.onclose = () => void this.close();
     await sdk.connect(transport);
+    this.markConnected();
   }
 
   async close(): Promise<void> {

@@ -613,6 +613,42 @@ describe('change sources', { timeout: 60_000 }, () => {
     expect(hub.activeSubscriptions).toBe(0);
   });
 
+  it('lets a server observe a source for itself: each session\'s handler runs, nothing reaches the client, released with the last', async () => {
+    const watched = path.join(dir, 'observed');
+    await mkdir(watched);
+    const servers = [new SuiteServer({ name: '@suite/server-observe', version: '0.0.1', changes: hub }), new SuiteServer({ name: '@suite/server-observe', version: '0.0.1', changes: hub })];
+    const calls = [0, 0];
+    let setups = 0;
+    // Built before connect: observing starts once the session is connected.
+    const pending = servers.map((server, i) =>
+      server.observe('listing', async () => {
+        setups++;
+        return { paths: [watched] };
+      }, () => calls[i]!++),
+    );
+    const [a, b] = [await connect(servers[0]!), await connect(servers[1]!)];
+    const [, releaseB] = await Promise.all(pending);
+    expect(setups).toBe(1);
+    expect(hub.activeObservers).toBe(1);
+    expect(hub.activeSubscriptions).toBe(0);
+    await writeFile(path.join(watched, 'new-entry'), 'x');
+    await waitUntil(() => calls[0] === 1 && calls[1] === 1, { what: 'both handlers to run once', timeoutMs: 8000 });
+    expect([...a.notifications, ...b.notifications].filter((n) => n.method.startsWith('notifications/resources'))).toEqual([]);
+    // One session leaving keeps the source for the other; the other letting go releases it.
+    await a.close();
+    sessions.splice(sessions.indexOf(a), 1);
+    expect(hub.watchedPaths).toEqual([watched]);
+    await releaseB!();
+    expect(hub.activeObservers).toBe(0);
+    expect(hub.watchedPaths).toEqual([]);
+    await writeFile(path.join(watched, 'later'), 'x');
+    await sleep(500);
+    expect(calls).toEqual([1, 1]);
+    // Without a hub, observing is a no-op, not an error.
+    const release = await new SuiteServer({ name: '@suite/server-observe', version: '0.0.1' }).observe('x', async () => ({ paths: [watched] }), () => undefined);
+    await release();
+  });
+
   describe('when watches run out', () => {
     async function fallbackScenario(faulty: ChangeHub, lines: { level: LogLevel; text: string }[], code: string): Promise<void> {
       const file = path.join(dir, 'watched.txt');

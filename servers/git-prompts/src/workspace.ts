@@ -69,10 +69,11 @@ export class Workspace {
     return this.listFor(await this.roots(ctx));
   }
 
-  async listFor(roots: readonly string[]): Promise<RepositoryListing[]> {
+  /** `fresh` scans again now (a change was seen) and keeps that scan for the next callers. */
+  async listFor(roots: readonly string[], options: { fresh?: boolean } = {}): Promise<RepositoryListing[]> {
     const key = roots.join('\0');
     const cached = this.listings.get(key);
-    if (cached && Date.now() - cached.at < LISTING_TTL_MS) return cached.list;
+    if (cached && !options.fresh && Date.now() - cached.at < LISTING_TTL_MS) return cached.list;
     const list = this.scan(roots);
     this.listings.set(key, { at: Date.now(), list });
     // Sessions with other roots come and go: keep the map small.
