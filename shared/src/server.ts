@@ -24,6 +24,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type {
   AuthInfo,
+  ChangeAnnouncer,
   ClientFeatures,
   ElicitRequest,
   ElicitResult,
@@ -141,6 +142,7 @@ export class SuiteServer {
   private sdk: Server | undefined;
   private closed = false;
   private markConnected: () => void = () => undefined;
+  private changeAnnouncer: ChangeAnnouncer | undefined;
   private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
 
   constructor(private readonly options: SuiteServerOptions) {
@@ -266,9 +268,10 @@ export class SuiteServer {
   }
 
   /**
-   * The one way to announce that a list changed: this session's client gets
-   * `notifications/<kind>/list_changed`. (The change hub calls it for every session when the
-   * resource list changes process-wide.) A no-op before connect and after close.
+   * Tells this session's client that one of its lists changed (`notifications/<kind>/list_changed`):
+   * a toolset enabled, its roots changing what it sees. A change that concerns every session (a
+   * table created, a file added) is announced by a handler with `ctx.changes.resourceListChanged()`,
+   * which reaches each session through here. A no-op before connect and after close.
    */
   listChanged(kind: ListKind): void {
     const sdk = this.sdk;
@@ -369,7 +372,29 @@ export class SuiteServer {
         const contents = await this.readResource(uri, this.context(extra));
         return contents.map((resource): EmbeddedResourceContent => ({ type: 'resource', resource }));
       },
+      changes: this.announcer(),
     };
+  }
+
+  /** ctx.changes: the hub's publishing, bound to this session; one object per session. */
+  private announcer(): ChangeAnnouncer {
+    if (this.changeAnnouncer) return this.changeAnnouncer;
+    const hub = this.options.changes;
+    this.changeAnnouncer = hub
+      ? {
+          resourceUpdated: (uri) => hub.publish(uri),
+          resourceListChanged: () => hub.publishListChanged(),
+          watchListing: (key, dirs, options) => hub.watchListing(this.sessionId, key, dirs, options),
+          unwatchListing: (key) => hub.unwatchListing(this.sessionId, key),
+        }
+      : {
+          // No hub: nothing can be subscribed, and the only session to tell is this one.
+          resourceUpdated: () => undefined,
+          resourceListChanged: () => this.listChanged('resources'),
+          watchListing: async () => undefined,
+          unwatchListing: async () => undefined,
+        };
+    return this.changeAnnouncer;
   }
 
   private clientFeatures(extra: RequestExtra): ClientFeatures {

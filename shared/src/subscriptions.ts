@@ -278,7 +278,10 @@ export class ChangeHub {
     await this.detach(sub);
   }
 
-  /** A change in a non-file source, or a change the server made itself. */
+  /**
+   * Announces a change of `uri` to its subscribers. Server code reaches this through
+   * `ctx.changes.resourceUpdated(uri)` or its source's `ChangeContext.publish()`.
+   */
   publish(uri: string): void {
     const sub = this.subscriptions.get(uri);
     if (!sub || this.closed) return;
@@ -301,7 +304,11 @@ export class ChangeHub {
     }, wait);
   }
 
-  /** Tells every session that the server's resource list changed (debounced). */
+  /**
+   * Tells every session that the server's resource list changed (debounced), through each
+   * session's `server.listChanged('resources')`. Server code reaches this through
+   * `ctx.changes.resourceListChanged()`.
+   */
   publishListChanged(): void {
     if (this.closed || this.listTimer) return;
     this.listTimer = setTimeout(() => {
@@ -314,7 +321,7 @@ export class ChangeHub {
    * Watches directory trees for files appearing and disappearing, and sends `list_changed` to
    * every session. Held per session under a key, so the watcher stops when the last holder goes.
    */
-  async watchListing(sessionId: string, key: string, dirs: string[], options: { depth?: number; ignored?: (p: string) => boolean } = {}): Promise<void> {
+  async watchListing(sessionId: string, key: string, dirs: readonly string[], options: { depth?: number; ignored?: (p: string, stats?: { isFile(): boolean }) => boolean } = {}): Promise<void> {
     const existing = this.listings.get(key);
     if (existing) {
       existing.holders.add(sessionId);
@@ -322,7 +329,7 @@ export class ChangeHub {
     }
     const { watch } = await loadChokidar();
     if (this.closed || this.listings.has(key)) return this.watchListing(sessionId, key, dirs, options);
-    const watcher = watch(dirs, {
+    const watcher = watch([...dirs], {
       ignoreInitial: true,
       depth: options.depth ?? 3,
       ignored: options.ignored,

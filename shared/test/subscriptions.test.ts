@@ -6,13 +6,30 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ChangeHub, Logger, SuiteServer, fileSignature, type ChangeContext, type ChangeSource, type LogLevel } from '../src/index.js';
 import { connectInProcess, makeTempDir, waitUntil, type TestSession } from '../src/testing.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function fileServer(dir: string, hub: ChangeHub, disposed: string[]): SuiteServer {
-  const server = new SuiteServer({ name: '@suite/server-files', version: '0.0.1', roots: { directories: [dir] }, changes: hub });
+/** A tool that announces what it "changed" the way a server's own write does: through ctx.changes. */
+function announceTool(server: SuiteServer): void {
+  server.tool({
+    name: 'announce',
+    description: 'Announces a change.',
+    input: z.object({ uri: z.string().optional() }),
+    annotations: { title: 'Announce', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    handler: async ({ uri }, ctx) => {
+      if (uri) ctx.changes.resourceUpdated(uri);
+      else ctx.changes.resourceListChanged();
+      return 'announced';
+    },
+  });
+}
+
+function fileServer(dir: string, hub: ChangeHub | undefined, disposed: string[]): SuiteServer {
+  const server = new SuiteServer({ name: '@suite/server-files', version: '0.0.1', roots: { directories: [dir] }, ...(hub ? { changes: hub } : {}) });
+  announceTool(server);
   server.resourceTemplate({
     uriTemplate: 'file://{+path}',
     name: 'file',
@@ -183,6 +200,26 @@ describe('resource subscriptions', () => {
     const b = await open();
     hub.publishListChanged();
     await Promise.all([a.waitFor('notifications/resources/list_changed'), b.waitFor('notifications/resources/list_changed')]);
+  });
+
+  it('lets a handler announce its own changes through ctx.changes: updates to subscribers, the list change to every session', async () => {
+    const a = await open();
+    const b = await open();
+    await b.client.subscribeResource({ uri: 'memo://feed' });
+    const mark = [a.mark(), b.mark()];
+    expect((await a.callTool('announce', { uri: 'memo://feed' })).text).toBe('announced');
+    await b.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'memo://feed', { timeoutMs: 2000, after: mark[1] });
+    await a.callTool('announce');
+    await Promise.all([a, b].map((s, i) => s.waitFor('notifications/resources/list_changed', undefined, { timeoutMs: 2000, after: mark[i] })));
+    // a did not subscribe: it hears the list change, not the update.
+    expect(a.notifications.slice(mark[0]).map((n) => n.method)).not.toContain('notifications/resources/updated');
+
+    // Without a hub there is nothing to subscribe to, and the only session to tell is the caller's.
+    const alone = await connectInProcess(fileServer(dir, undefined, disposed));
+    sessions.push(alone);
+    await alone.callTool('announce');
+    await alone.waitFor('notifications/resources/list_changed', undefined, 2000);
+    expect((await alone.callTool('announce', { uri: 'memo://feed' })).isError).toBe(false);
   });
 
   it('answers a subscription to an unknown resource with a protocol error', async () => {

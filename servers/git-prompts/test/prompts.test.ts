@@ -213,7 +213,7 @@ describe('prompts on a history without tags or Conventional Commits', () => {
     expect(summary.description).toBe('The last 50 commits of plain');
     expect(summary.text).toMatch(/^Summarise the recent work in plain: the last 50 commits are attached \(the repository has no tag to start from\)\./);
     expect(summary.resources.map((r) => r.uri)).toEqual(['git://plain/log?limit=50']);
-    const log = summary.resources[0]!.text as string;
+    const log = (summary.resources[0] as { text: string }).text;
     expect(log.split('\n').filter((l) => /^[0-9a-f]{10} /.test(l))).toHaveLength(50);
     expect(log).toMatch(/^[0-9a-f]{10} 2024-04-2\d Test User: Bump the version\n/);
     expect(log).toMatch(/# … more commits on the current branch: only the 50 newest are shown\.\n$/);

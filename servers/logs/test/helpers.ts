@@ -11,6 +11,8 @@ export const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..',
 export interface Fixture {
   dir: string;
   config: LogsConfig;
+  /** The change hub the sessions share (the server gets it beside its config). */
+  changes: ChangeHub;
   /** A session connected in process; closed by close(). */
   connect(options?: Parameters<typeof connectInProcess>[1]): Promise<TestSession>;
   file(name: string): string;
@@ -28,7 +30,6 @@ export async function fixture(options: { roots?: (dir: string) => { directories?
     directories: roots.directories ?? [],
     files: roots.files ?? [],
     aliases: [],
-    changes,
     json: DEFAULT_JSON_FIELDS,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     formatCache: new Map(),
@@ -38,8 +39,9 @@ export async function fixture(options: { roots?: (dir: string) => { directories?
   return {
     dir,
     config,
+    changes,
     async connect(connectOptions) {
-      const session = await connectInProcess(buildServer(config), connectOptions);
+      const session = await connectInProcess(buildServer(config, { changes }), connectOptions);
       sessions.push(session);
       return session;
     },

@@ -53,9 +53,9 @@ describe('subscriptions', () => {
     expect((await session.readResource(uri)).text).toMatch(/WARN after copytruncate$/);
 
     // Unsubscribing releases the hub's watch.
-    expect(fx.config.changes.activeSubscriptions).toBe(1);
+    expect(fx.changes.activeSubscriptions).toBe(1);
     await session.client.unsubscribeResource({ uri });
-    expect(fx.config.changes.activeSubscriptions).toBe(0);
+    expect(fx.changes.activeSubscriptions).toBe(0);
   });
 
   it('a filtered view and logs://recent are announced too', async () => {

@@ -112,14 +112,15 @@ export interface TestServerHandle {
 }
 
 /** A config (pool, hub, listener) for in-process servers; one per test file or per scenario. */
-export function makeConfig(url: string, options: { allowWrite?: boolean; limits?: Partial<PostgresLimits>; poolSize?: number } = {}): { config: PostgresConfig; close(): Promise<void> } {
+export function makeConfig(url: string, options: { allowWrite?: boolean; limits?: Partial<PostgresLimits>; poolSize?: number } = {}): { config: PostgresConfig; changes: ChangeHub; close(): Promise<void> } {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const database = new Database({ connectionString: url, readOnlySessions: !options.allowWrite, limits, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
   const changes = new ChangeHub({ debounceMs: 20, maxWaitMs: 200 });
   const listener = new ChannelListener(database, new Logger('listen'));
-  const config: PostgresConfig = { database, allowWrite: options.allowWrite === true, limits, changes, listener };
+  const config: PostgresConfig = { database, allowWrite: options.allowWrite === true, limits, listener };
   return {
     config,
+    changes,
     async close() {
       await changes.close();
       await listener.close();

@@ -15,7 +15,7 @@ beforeAll(async () => {
   const made = makeConfig(db.roleUrl);
   config = made.config;
   closeConfig = made.close;
-  session = await connectInProcess(buildServer(made.config));
+  session = await connectInProcess(buildServer(made.config, { changes: made.changes }));
   const url = new URL(db.roleUrl);
   base = `postgres://${url.hostname}:${url.port || 5432}/${db.name}`;
 }, 60_000);

@@ -43,9 +43,9 @@ await runServer({
       limits: { timeoutMs: timeoutSeconds * 1000, defaultMaxRows: maxRows },
     });
     const changes = new ChangeHub();
-    const config = { database, changes };
+    const config = { database };
     return {
-      createSession: (session) => buildServer(config, session),
+      createSession: (session) => buildServer(config, { session, changes }),
       close: async () => {
         await changes.close();
         await database.close();

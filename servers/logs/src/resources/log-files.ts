@@ -99,7 +99,7 @@ async function listLogs(cursor: string | undefined, ctx: RequestContext, config:
   const split = await logRoots(ctx, config);
   const watch = listingWatch(split.directories, split.files);
   // Held per session under one key per set of roots; released when the session ends.
-  await config.changes.watchListing(ctx.sessionId, `logs-listing:${watch.dirs.join('\u0000')}`, watch.dirs, {
+  await ctx.changes.watchListing(`logs-listing:${watch.dirs.join('\u0000')}`, watch.dirs, {
     depth: config.limits.discoveryDepth,
     ignored: watch.ignored,
   });
