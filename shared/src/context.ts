@@ -93,6 +93,27 @@ export interface ClientFeatures {
   elicit(request: ElicitRequest, options?: { timeoutMs?: number }): Promise<ElicitResult>;
 }
 
+/**
+ * How a handler announces what it changed, through the process's change hub (`SuiteServer`'s
+ * `changes`), so that no server hands the hub around in its configuration.
+ */
+export interface ChangeAnnouncer {
+  /** The resource at `uri` changed: every session subscribed to it hears `notifications/resources/updated` (debounced). */
+  resourceUpdated(uri: string): void;
+  /**
+   * The resource list changed for everyone (a table created, a file added): every session hears
+   * `notifications/resources/list_changed` (debounced). Without a hub, this session only.
+   */
+  resourceListChanged(): void;
+  /**
+   * Follows directory trees (to `depth`) for entries appearing and disappearing, and announces the
+   * resource list change to every session. Held by this session under `key` (sessions share one
+   * watcher per key) until `unwatchListing(key)` or the session ends. Without a hub, does nothing.
+   */
+  watchListing(key: string, dirs: readonly string[], options?: { depth?: number; ignored?: (path: string, stats?: { isFile(): boolean }) => boolean }): Promise<void>;
+  unwatchListing(key: string): Promise<void>;
+}
+
 /** Per-request context handed to every tool, resource, prompt and completion handler. */
 export interface RequestContext {
   /** Fires on `notifications/cancelled` (and when the session closes). */
@@ -120,4 +141,6 @@ export interface RequestContext {
    * or a tool result: the client can show it and fetch it again.
    */
   embedResource(uri: string): Promise<EmbeddedResourceContent[]>;
+  /** Announces what this request changed (resources updated, the resource list). */
+  changes: ChangeAnnouncer;
 }

@@ -14,6 +14,7 @@ export type {
   AuthInfo,
   SessionInfo,
   RequestContext,
+  ChangeAnnouncer,
   ClientFeatures,
   SamplingMessage,
   SamplingRequest,

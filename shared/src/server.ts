@@ -24,6 +24,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type {
   AuthInfo,
+  ChangeAnnouncer,
   ClientFeatures,
   ElicitRequest,
   ElicitResult,
@@ -50,7 +51,7 @@ import type {
 } from './resources.js';
 import { RootsManager, type RootsSnapshot } from './roots.js';
 import { SecretScope, processSecrets } from './secrets.js';
-import type { ChangeHub } from './subscriptions.js';
+import type { ChangeHub, ChangeSetup } from './subscriptions.js';
 import { TemplateMatcher } from './uri-templates.js';
 import { runTool, toJsonSchema, type AnyToolDefinition, type CallToolResult, type ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
@@ -140,6 +141,9 @@ export class SuiteServer {
   private guard: { version: number; guard: PathGuard } | undefined;
   private sdk: Server | undefined;
   private closed = false;
+  private markConnected: () => void = () => undefined;
+  private changeAnnouncer: ChangeAnnouncer | undefined;
+  private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
 
   constructor(private readonly options: SuiteServerOptions) {
     this.session = options.session ?? { id: randomUUID(), transport: 'memory' };
@@ -231,6 +235,27 @@ export class SuiteServer {
     return this;
   }
 
+  /**
+   * Follows a change source (paths, trees, a poll) for this server's own sake, such as a list that
+   * depends on what is on disk: `onChange` runs after each burst of changes until the returned
+   * function is called or the session ends. Sessions following the same key share one source.
+   * Starts once the session is connected; without a change hub (`changes`) nothing is followed.
+   */
+  async observe(key: string, setup: ChangeSetup, onChange: () => void): Promise<() => Promise<void>> {
+    const hub = this.options.changes;
+    const nothing = async (): Promise<void> => undefined;
+    if (!hub) return nothing;
+    await this.connected;
+    if (this.closed) return nothing;
+    await hub.observe(this.sessionId, key, setup, onChange);
+    // Closed meanwhile: the session's release has run already, so this hold is released here.
+    if (this.closed) {
+      await hub.unobserve(this.sessionId, key);
+      return nothing;
+    }
+    return () => hub.unobserve(this.sessionId, key);
+  }
+
   /** Runs when the session ends, whatever ends it. */
   onClose(handler: () => void | Promise<void>): this {
     this.closeHandlers.push(handler);
@@ -243,9 +268,10 @@ export class SuiteServer {
   }
 
   /**
-   * The one way to announce that a list changed: this session's client gets
-   * `notifications/<kind>/list_changed`. (The change hub calls it for every session when the
-   * resource list changes process-wide.) A no-op before connect and after close.
+   * Tells this session's client that one of its lists changed (`notifications/<kind>/list_changed`):
+   * a toolset enabled, its roots changing what it sees. A change that concerns every session (a
+   * table created, a file added) is announced by a handler with `ctx.changes.resourceListChanged()`,
+   * which reaches each session through here. A no-op before connect and after close.
    */
   listChanged(kind: ListKind): void {
     const sdk = this.sdk;
@@ -288,6 +314,7 @@ export class SuiteServer {
     });
     sdk.onclose = () => void this.close();
     await sdk.connect(transport);
+    this.markConnected();
   }
 
   async close(): Promise<void> {
@@ -307,9 +334,10 @@ export class SuiteServer {
   }
 
   private capabilities(): ServerCapabilities {
-    const caps: ServerCapabilities = { logging: {} };
-    // listChanged: toolsets can be enabled, and tools or prompts registered, after connect.
-    if (this.registered.size > 0) caps.tools = { listChanged: true };
+    // Tools are declared even when none is registered yet: capabilities are fixed at connect, and
+    // any server may gain tools afterwards (a toolset enabled, a tool registered late), which a
+    // client only hears of through tools/list_changed if the capability said so.
+    const caps: ServerCapabilities = { logging: {}, tools: { listChanged: true } };
     if (this.resources.size > 0 || this.templates.length > 0) {
       caps.resources = { listChanged: true, subscribe: this.options.changes !== undefined };
     }
@@ -344,7 +372,29 @@ export class SuiteServer {
         const contents = await this.readResource(uri, this.context(extra));
         return contents.map((resource): EmbeddedResourceContent => ({ type: 'resource', resource }));
       },
+      changes: this.announcer(),
     };
+  }
+
+  /** ctx.changes: the hub's publishing, bound to this session; one object per session. */
+  private announcer(): ChangeAnnouncer {
+    if (this.changeAnnouncer) return this.changeAnnouncer;
+    const hub = this.options.changes;
+    this.changeAnnouncer = hub
+      ? {
+          resourceUpdated: (uri) => hub.publish(uri),
+          resourceListChanged: () => hub.publishListChanged(),
+          watchListing: (key, dirs, options) => hub.watchListing(this.sessionId, key, dirs, options),
+          unwatchListing: (key) => hub.unwatchListing(this.sessionId, key),
+        }
+      : {
+          // No hub: nothing can be subscribed, and the only session to tell is this one.
+          resourceUpdated: () => undefined,
+          resourceListChanged: () => this.listChanged('resources'),
+          watchListing: async () => undefined,
+          unwatchListing: async () => undefined,
+        };
+    return this.changeAnnouncer;
   }
 
   private clientFeatures(extra: RequestExtra): ClientFeatures {
@@ -423,24 +473,22 @@ export class SuiteServer {
       });
     }
 
-    if (this.registered.size > 0) {
-      handle(sdk, ListToolsRequestSchema, async () => ({
-        tools: this.exposedTools().map((tool) => ({
-          name: tool.name,
-          title: tool.annotations.title,
-          description: tool.description,
-          inputSchema: toJsonSchema(tool.input, 'input') as { type: 'object' },
-          ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
-          annotations: { ...tool.annotations },
-        })),
-      }));
-      handle(sdk, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-        const tool = this.registered.get(request.params.name);
-        // A tool this session does not expose is unknown to it, exactly as if it did not exist.
-        if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
-        return runTool(tool, request.params.arguments, ctx(extra));
-      });
-    }
+    handle(sdk, ListToolsRequestSchema, async () => ({
+      tools: this.exposedTools().map((tool) => ({
+        name: tool.name,
+        title: tool.annotations.title,
+        description: tool.description,
+        inputSchema: toJsonSchema(tool.input, 'input') as { type: 'object' },
+        ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
+        annotations: { ...tool.annotations },
+      })),
+    }));
+    handle(sdk, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const tool = this.registered.get(request.params.name);
+      // A tool this session does not expose is unknown to it, exactly as if it did not exist.
+      if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
+      return runTool(tool, request.params.arguments, ctx(extra));
+    });
 
     if (this.resources.size > 0 || this.templates.length > 0) this.installResourceHandlers(sdk, ctx);
     if (this.prompts.size > 0) this.installPromptHandlers(sdk, ctx);
@@ -468,8 +516,15 @@ export class SuiteServer {
         const typed = ref.type === 'ref/prompt' ? argument.value : decodeVariable(argument.value);
         values = await completer(typed, context, ctx(extra));
       } catch (error) {
-        this.log.private('warning', `completion failed: ${String(error)}`);
+        // Completion is the client's typing aid, asked at every keystroke: a failure shows no
+        // suggestions rather than an error. The reason is logged (to the client too, at warning).
         values = [];
+        if (error instanceof ToolError) this.log.warning(`Completing ${argument.name} failed: ${error.message}`);
+        else {
+          const id = newErrorId();
+          this.log.private('error', `completion failed unexpectedly (error id ${id}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+          this.log.warning(`Completing ${argument.name} failed unexpectedly (error id ${id}). The server log has the detail.`);
+        }
       }
       return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };
     });

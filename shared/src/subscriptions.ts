@@ -72,6 +72,8 @@ const MIN_POLL_INTERVAL_MS = 10;
 interface Subscription {
   readonly uri: string;
   readonly sessions: Set<string>;
+  /** What a server observes for itself (see `observe`): each holder's handler, called instead of notifying. */
+  readonly handlers?: Map<string, () => void>;
   readonly change: ChangeContext;
   ready: Promise<void>;
   source?: ChangeSource;
@@ -127,6 +129,11 @@ function loadChokidar(): Promise<typeof import('chokidar')> {
   return chokidar;
 }
 
+/** What a server observes for itself lives beside the subscriptions, under keys no client URI can take. */
+function observeKey(key: string): string {
+  return `\u0000observe:${key}`;
+}
+
 function unique(values: string[]): string[] {
   return [...new Set(values)];
 }
@@ -175,7 +182,14 @@ export class ChangeHub {
 
   /** Number of URIs with at least one subscriber (for tests and diagnostics). */
   get activeSubscriptions(): number {
-    return this.subscriptions.size;
+    let count = 0;
+    for (const sub of this.subscriptions.values()) if (!sub.handlers) count++;
+    return count;
+  }
+
+  /** Number of keys servers observe for themselves (see `observe`). */
+  get activeObservers(): number {
+    return this.subscriptions.size - this.activeSubscriptions;
   }
 
   /** Paths (not trees) held right now, watched or polled. */
@@ -219,10 +233,30 @@ export class ChangeHub {
    * made right after this returns is not missed. Subscribing twice is harmless.
    */
   async subscribe(sessionId: string, uri: string, setup: ChangeSetup): Promise<void> {
+    return this.hold(sessionId, uri, setup);
+  }
+
+  /**
+   * Follows what `setup` names for the server's own sake rather than for a client's subscription
+   * (a listing that depends on what is on disk): `onChange` runs after each burst of changes,
+   * debounced like updates. Sessions following the same `key` share one source, each with its own
+   * handler; the last to `unobserve`, or to close its session, releases it. Resolves once followed.
+   */
+  async observe(sessionId: string, key: string, setup: ChangeSetup, onChange: () => void): Promise<void> {
+    return this.hold(sessionId, observeKey(key), setup, onChange);
+  }
+
+  async unobserve(sessionId: string, key: string): Promise<void> {
+    this.subscriptions.get(observeKey(key))?.handlers?.delete(sessionId);
+    return this.unsubscribe(sessionId, observeKey(key));
+  }
+
+  private async hold(sessionId: string, uri: string, setup: ChangeSetup, handler?: () => void): Promise<void> {
     if (this.closed) return;
     const existing = this.subscriptions.get(uri);
     if (existing) {
       existing.sessions.add(sessionId);
+      if (handler) existing.handlers?.set(sessionId, handler);
       await existing.ready;
       return;
     }
@@ -234,7 +268,14 @@ export class ChangeHub {
       },
       log: this.log,
     };
-    const sub: Subscription = { uri, sessions: new Set([sessionId]), change, ready: Promise.resolve(), follows: [] };
+    const sub: Subscription = {
+      uri,
+      sessions: new Set([sessionId]),
+      ...(handler ? { handlers: new Map([[sessionId, handler]]) } : {}),
+      change,
+      ready: Promise.resolve(),
+      follows: [],
+    };
     this.subscriptions.set(uri, sub);
     sub.ready = (async () => {
       const source = await setup(change);
@@ -261,7 +302,10 @@ export class ChangeHub {
     await this.detach(sub);
   }
 
-  /** A change in a non-file source, or a change the server made itself. */
+  /**
+   * Announces a change of `uri` to its subscribers. Server code reaches this through
+   * `ctx.changes.resourceUpdated(uri)` or its source's `ChangeContext.publish()`.
+   */
   publish(uri: string): void {
     const sub = this.subscriptions.get(uri);
     if (!sub || this.closed) return;
@@ -272,11 +316,23 @@ export class ChangeHub {
     sub.timer = setTimeout(() => {
       sub.timer = undefined;
       sub.firstPendingAt = undefined;
-      for (const sessionId of sub.sessions) this.sinks.get(sessionId)?.resourceUpdated(uri);
+      if (sub.handlers) {
+        for (const handler of sub.handlers.values()) {
+          try {
+            handler();
+          } catch (error) {
+            this.log.warning('a change handler failed', { error: String(error) });
+          }
+        }
+      } else for (const sessionId of sub.sessions) this.sinks.get(sessionId)?.resourceUpdated(uri);
     }, wait);
   }
 
-  /** Tells every session that the server's resource list changed (debounced). */
+  /**
+   * Tells every session that the server's resource list changed (debounced), through each
+   * session's `server.listChanged('resources')`. Server code reaches this through
+   * `ctx.changes.resourceListChanged()`.
+   */
   publishListChanged(): void {
     if (this.closed || this.listTimer) return;
     this.listTimer = setTimeout(() => {
@@ -291,7 +347,7 @@ export class ChangeHub {
    * A directory removed and created again is watched again; when the kernel refuses watches (or
    * the fault seam says it would), the names under the directories are polled instead.
    */
-  async watchListing(sessionId: string, key: string, dirs: string[], options: { depth?: number; ignored?: ListingFilter } = {}): Promise<void> {
+  async watchListing(sessionId: string, key: string, dirs: readonly string[], options: { depth?: number; ignored?: ListingFilter } = {}): Promise<void> {
     const existing = this.listings.get(key);
     if (existing) {
       existing.holders.add(sessionId);
@@ -315,7 +371,7 @@ export class ChangeHub {
       await this.pollListing(listing, Object.assign(new Error(`${this.env.fault} (simulated by SUITE_WATCH_FAULT)`), { code: this.env.fault }));
       return;
     }
-    const watcher = watch(dirs, { ignoreInitial: true, depth: listing.depth, ignored: listing.ignored, persistent: false });
+    const watcher = watch(listing.dirs, { ignoreInitial: true, depth: listing.depth, ignored: listing.ignored, persistent: false });
     listing.watcher = watcher;
     // chokidar reads the trees before it watches them: a file created before 'ready' may never be reported.
     const ready = new Promise<void>((resolve) => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ERROR_CODES, SuiteServer, ToolError, UpstreamError, registerSecret } from '../src/index.js';
+import { CancelledError, ERROR_CODES, SuiteServer, ToolError, UpstreamError, registerSecret } from '../src/index.js';
 import { connectInProcess, protocolError, type TestSession } from '../src/testing.js';
 
 registerSecret('sekrit-password-42');
@@ -12,6 +12,9 @@ const FAILURES: Record<string, () => Error> = {
   missing: () => ToolError.notFound('No such thing: widget-9'),
   bad: () => ToolError.invalidArgument('The name must be lower case.'),
   denied: () => ToolError.accessDenied('Access denied: widget-9 is private.'),
+  conflict: () => ToolError.conflict('widget-9 changed while it was being read; read it again.'),
+  // A nested operation cancelled (its own signal), not the request itself: the client still gets an answer.
+  cancelled: () => new CancelledError(),
   crashed: () => new Error('boom at /srv/app/config.json with sekrit-password-42'),
 };
 
@@ -23,6 +26,12 @@ function failingServer(): SuiteServer {
     name: 'failure',
     read: async (_uri, vars) => {
       throw FAILURES[vars.kind!]!();
+    },
+    // Completing a kind fails as that kind says.
+    complete: {
+      kind: async (value) => {
+        throw FAILURES[value]!();
+      },
     },
   });
   server.prompt({
@@ -58,6 +67,8 @@ describe('error mapping', () => {
       ['missing', -32002, /^No such thing: widget-9$/, { kind: 'not_found' }],
       ['bad', -32602, /^The name must be lower case\.$/, { kind: 'invalid_argument' }],
       ['denied', -32003, /^Access denied: widget-9 is private\.$/, { kind: 'access_denied' }],
+      ['conflict', -32004, /^widget-9 changed while it was being read; read it again\.$/, { kind: 'conflict' }],
+      ['cancelled', -32800, /^The request was cancelled/, { kind: 'cancelled' }],
     ];
     for (const [kind, code, message, data] of expected) {
       for (const request of [session.readResource(`fail://${kind}`), session.getPrompt('fail', { kind })]) {
@@ -67,7 +78,7 @@ describe('error mapping', () => {
         expect(error.data, kind).toEqual(data);
       }
     }
-    expect(ERROR_CODES.rate_limited).toBe(-32029);
+    expect(ERROR_CODES).toMatchObject({ rate_limited: -32029, unavailable: -32030, timeout: -32001, conflict: -32004, cancelled: -32800 });
   });
 
   it('reports an unexpected failure as an internal error with an id, never its detail', async () => {
@@ -91,7 +102,27 @@ describe('error mapping', () => {
     session = await connectInProcess(failingServer());
     expect(await session.callTool('fail', { kind: 'rate-limited' })).toMatchObject({ isError: true, text: 'GitHub rate limit reached. Retry in 43 seconds and try again.' });
     expect(await session.callTool('fail', { kind: 'unreachable' })).toMatchObject({ isError: true, text: expect.stringMatching(/try again in a few seconds/) });
+    expect(await session.callTool('fail', { kind: 'timed-out' })).toMatchObject({ isError: true, text: 'GitHub did not answer within 10 seconds. Try again, or narrow the request.' });
+    expect(await session.callTool('fail', { kind: 'conflict' })).toMatchObject({ isError: true, text: 'widget-9 changed while it was being read; read it again.' });
     const crashed = await session.callTool('fail', { kind: 'crashed' });
     expect(crashed.text).toMatch(/^fail failed unexpectedly \(error id [0-9a-f]{8}\)/);
+  });
+
+  it('answers a failed completion with no values and a logged warning, not an error: completion is a typing aid', async () => {
+    session = await connectInProcess(failingServer());
+    for (const kind of ['rate-limited', 'timed-out', 'crashed']) {
+      const mark = session.mark();
+      expect(await session.complete({ template: 'fail://{kind}' }, 'kind', kind), kind).toEqual({ values: [], total: 0, hasMore: false });
+      const warning = await session.waitFor('notifications/message', (n) => n.params?.level === 'warning', { after: mark });
+      const text = JSON.stringify(warning.params?.data);
+      if (kind === 'rate-limited') expect(text).toContain('Completing kind failed: GitHub rate limit reached. Retry in 43 seconds');
+      if (kind === 'crashed') {
+        expect(text).toMatch(/Completing kind failed unexpectedly \(error id [0-9a-f]{8}\)/);
+        expect(text).not.toMatch(/srv|sekrit/);
+      }
+    }
+    // Asking to complete something that does not exist is still the client's mistake.
+    expect(await protocolError(session.complete({ template: 'nope://{x}' }, 'x', ''))).toMatchObject({ code: -32602 });
+    expect(await protocolError(session.complete({ prompt: 'nope' }, 'x', ''))).toMatchObject({ code: -32602, message: 'Unknown prompt: nope' });
   });
 });

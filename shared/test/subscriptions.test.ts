@@ -6,13 +6,30 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ChangeHub, Logger, SuiteServer, fileSignature, type ChangeContext, type ChangeSource, type LogLevel } from '../src/index.js';
 import { connectInProcess, makeTempDir, waitUntil, type TestSession } from '../src/testing.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function fileServer(dir: string, hub: ChangeHub, disposed: string[]): SuiteServer {
-  const server = new SuiteServer({ name: '@suite/server-files', version: '0.0.1', roots: { directories: [dir] }, changes: hub });
+/** A tool that announces what it "changed" the way a server's own write does: through ctx.changes. */
+function announceTool(server: SuiteServer): void {
+  server.tool({
+    name: 'announce',
+    description: 'Announces a change.',
+    input: z.object({ uri: z.string().optional() }),
+    annotations: { title: 'Announce', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    handler: async ({ uri }, ctx) => {
+      if (uri) ctx.changes.resourceUpdated(uri);
+      else ctx.changes.resourceListChanged();
+      return 'announced';
+    },
+  });
+}
+
+function fileServer(dir: string, hub: ChangeHub | undefined, disposed: string[]): SuiteServer {
+  const server = new SuiteServer({ name: '@suite/server-files', version: '0.0.1', roots: { directories: [dir] }, ...(hub ? { changes: hub } : {}) });
+  announceTool(server);
   server.resourceTemplate({
     uriTemplate: 'file://{+path}',
     name: 'file',
@@ -183,6 +200,26 @@ describe('resource subscriptions', () => {
     const b = await open();
     hub.publishListChanged();
     await Promise.all([a.waitFor('notifications/resources/list_changed'), b.waitFor('notifications/resources/list_changed')]);
+  });
+
+  it('lets a handler announce its own changes through ctx.changes: updates to subscribers, the list change to every session', async () => {
+    const a = await open();
+    const b = await open();
+    await b.client.subscribeResource({ uri: 'memo://feed' });
+    const mark = [a.mark(), b.mark()];
+    expect((await a.callTool('announce', { uri: 'memo://feed' })).text).toBe('announced');
+    await b.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'memo://feed', { timeoutMs: 2000, after: mark[1] });
+    await a.callTool('announce');
+    await Promise.all([a, b].map((s, i) => s.waitFor('notifications/resources/list_changed', undefined, { timeoutMs: 2000, after: mark[i] })));
+    // a did not subscribe: it hears the list change, not the update.
+    expect(a.notifications.slice(mark[0]).map((n) => n.method)).not.toContain('notifications/resources/updated');
+
+    // Without a hub there is nothing to subscribe to, and the only session to tell is the caller's.
+    const alone = await connectInProcess(fileServer(dir, undefined, disposed));
+    sessions.push(alone);
+    await alone.callTool('announce');
+    await alone.waitFor('notifications/resources/list_changed', undefined, 2000);
+    expect((await alone.callTool('announce', { uri: 'memo://feed' })).isError).toBe(false);
   });
 
   it('answers a subscription to an unknown resource with a protocol error', async () => {
@@ -635,6 +672,42 @@ describe('change sources', { timeout: 60_000 }, () => {
     sessions.splice(sessions.indexOf(b), 1);
     expect(hub.watchedTrees).toEqual([]);
     expect(hub.activeSubscriptions).toBe(0);
+  });
+
+  it('lets a server observe a source for itself: each session\'s handler runs, nothing reaches the client, released with the last', async () => {
+    const watched = path.join(dir, 'observed');
+    await mkdir(watched);
+    const servers = [new SuiteServer({ name: '@suite/server-observe', version: '0.0.1', changes: hub }), new SuiteServer({ name: '@suite/server-observe', version: '0.0.1', changes: hub })];
+    const calls = [0, 0];
+    let setups = 0;
+    // Built before connect: observing starts once the session is connected.
+    const pending = servers.map((server, i) =>
+      server.observe('listing', async () => {
+        setups++;
+        return { paths: [watched] };
+      }, () => calls[i]!++),
+    );
+    const [a, b] = [await connect(servers[0]!), await connect(servers[1]!)];
+    const [, releaseB] = await Promise.all(pending);
+    expect(setups).toBe(1);
+    expect(hub.activeObservers).toBe(1);
+    expect(hub.activeSubscriptions).toBe(0);
+    await writeFile(path.join(watched, 'new-entry'), 'x');
+    await waitUntil(() => calls[0] === 1 && calls[1] === 1, { what: 'both handlers to run once', timeoutMs: 8000 });
+    expect([...a.notifications, ...b.notifications].filter((n) => n.method.startsWith('notifications/resources'))).toEqual([]);
+    // One session leaving keeps the source for the other; the other letting go releases it.
+    await a.close();
+    sessions.splice(sessions.indexOf(a), 1);
+    expect(hub.watchedPaths).toEqual([watched]);
+    await releaseB!();
+    expect(hub.activeObservers).toBe(0);
+    expect(hub.watchedPaths).toEqual([]);
+    await writeFile(path.join(watched, 'later'), 'x');
+    await sleep(500);
+    expect(calls).toEqual([1, 1]);
+    // Without a hub, observing is a no-op, not an error.
+    const release = await new SuiteServer({ name: '@suite/server-observe', version: '0.0.1' }).observe('x', async () => ({ paths: [watched] }), () => undefined);
+    await release();
   });
 
   describe('when watches run out', () => {

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { UsageError } from '../src/index.js';
+import { SuiteServer, UsageError } from '../src/index.js';
 import { connectInProcess, spawnServer, protocolError, type TestSession } from '../src/testing.js';
-import { toolsetServer } from './fixtures/toolset-server.js';
+import { TOOLS, TOOLSETS, toolsetServer } from './fixtures/toolset-server.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'toolset-bin.mjs');
 
@@ -69,6 +69,28 @@ describe('toolsets and read-only as data', () => {
     });
     await session.waitFor('notifications/tools/list_changed');
     expect(await session.toolNames()).toContain('late_tool');
+  });
+
+  it('lets a server that exposed no tool at connect gain tools afterwards', async () => {
+    // No tool registered at all: the capability is still declared, so the client hears of new ones.
+    const empty = new SuiteServer({ name: '@suite/server-empty', version: '0.0.1', toolsets: TOOLSETS });
+    session = await connectInProcess(empty);
+    expect(session.client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
+    expect(await session.toolNames()).toEqual([]);
+    const mark = session.mark();
+    empty.tool(TOOLS.find((t) => t.name === 'read_file')!);
+    await session.waitFor('notifications/tools/list_changed', undefined, { after: mark });
+    expect(await session.toolNames()).toEqual(['read_file']);
+    expect((await session.callTool('read_file')).text).toBe('read_file ran');
+    await session.close();
+
+    // Tools registered, but none in the selection: enabling a toolset later exposes them.
+    const none = new SuiteServer({ name: '@suite/server-none', version: '0.0.1', toolsets: TOOLSETS, selection: { toolsets: [] } }).tools(TOOLS.filter((t) => t.toolset));
+    session = await connectInProcess(none);
+    expect(await session.toolNames()).toEqual([]);
+    expect(none.enableToolset('issues')).toEqual(['list_issues', 'close_issue']);
+    await session.waitFor('notifications/tools/list_changed');
+    expect((await session.callTool('list_issues')).text).toBe('list_issues ran');
   });
 
   describe('dynamic toolsets', () => {
@@ -149,6 +171,35 @@ describe('selection flags, parsed once by the CLI', () => {
     }
   });
 
+  it('gives a server that is read-only by default --allow-write instead of --read-only', async () => {
+    const env = { PROBE_WRITES: 'read-only' };
+    const help = run(['--help'], env);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/--allow-write +Also register the tools that write \(or PROBE_ALLOW_WRITE=1\)/);
+    expect(help.stdout).not.toMatch(/^ +--read-only/m);
+    const refused = run(['--read-only'], env);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/--read-only/);
+    const cases: [string[], Record<string, string>, string[]][] = [
+      // Read-only unless asked: the write tools are listed nowhere.
+      [[], {}, ['read_file']],
+      [['--allow-write'], {}, ['read_file', 'write_file']],
+      [[], { PROBE_ALLOW_WRITE: '1' }, ['read_file', 'write_file']],
+      [[], { PROBE_ALLOW_WRITE: '0' }, ['read_file']],
+      [['--allow-write', '--toolsets', 'all'], {}, ['read_file', 'write_file', 'list_users', 'delete_repo']],
+      [['--toolsets', 'all'], {}, ['read_file', 'list_users']],
+    ];
+    for (const [args, extra, expected] of cases) {
+      const session = await spawnServer(BIN, args, { env: { ...env, ...extra } });
+      try {
+        expect(await session.toolNames(), `${args.join(' ')} ${JSON.stringify(extra)}`).toEqual(expected);
+        if (!expected.includes('write_file')) expect((await protocolError(session.callTool('write_file'))).code).toBe(-32602);
+      } finally {
+        await session.close();
+      }
+    }
+  }, 60_000);
+
   it('applies the flags, and the environment variables when the flags are absent', async () => {
     const cases: [string[], Record<string, string>, string[]][] = [
       [[], {}, ['read_file', 'write_file']],
@@ -167,5 +218,5 @@ describe('selection flags, parsed once by the CLI', () => {
         await session.close();
       }
     }
-  });
+  }, 60_000);
 });

@@ -1,5 +1,3 @@
-import type { ChangeHub } from '@suite/shared';
-
 /** Everything the filesystem server is configured with, shared by all sessions of one process. */
 export interface FilesystemConfig {
   /** Real paths of the directories given on the command line (may be empty: client roots then decide). */
@@ -8,8 +6,6 @@ export interface FilesystemConfig {
   aliases: string[];
   /** With --read-only, write tools are not registered at all. */
   readOnly: boolean;
-  /** The process-wide change hub (resource subscriptions). */
-  changes: ChangeHub;
   limits: FilesystemLimits;
 }
 

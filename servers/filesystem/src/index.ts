@@ -28,10 +28,10 @@ await runServer({
     const readTimeoutSeconds = integerFlag(flags['read-timeout'], 'read-timeout', DEFAULT_LIMITS.readTimeoutMs / 1000, { min: 1, max: 3600 });
     const changes = new ChangeHub();
     const limits = { ...DEFAULT_LIMITS, readTimeoutMs: readTimeoutSeconds * 1000 };
-    const config = { directories, aliases: positionals, readOnly: selection.readOnly === true, changes, limits };
+    const config = { directories, aliases: positionals, readOnly: selection.readOnly === true, limits };
     // In the background: a crash (kill -9, power loss) can leave temporary files of a write behind; they are
     // hidden from every listing, and removed here once their owner is gone. Start-up does not wait for it.
     void sweepTempFiles(directories, { log }).catch((error: unknown) => log.private('warning', `temporary-file sweep failed: ${String(error)}`));
-    return { createSession: (session) => buildServer(config, session), close: () => changes.close() };
+    return { createSession: (session) => buildServer(config, { session, changes }), close: () => changes.close() };
   },
 });

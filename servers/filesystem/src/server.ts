@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { FilesystemConfig } from './config.js';
 import { readTextFileTools } from './tools/read-text-file.js';
 import { readMediaFileTool } from './tools/read-media-file.js';
@@ -52,14 +52,21 @@ const tools = toolList<FilesystemConfig>([
   deleteFileTool,
 ]);
 
+export interface ServerOptions {
+  session?: SessionInfo;
+  /** The process-wide change hub: enables resources/subscribe and the listing's list_changed. */
+  changes?: ChangeHub;
+}
+
 /** Builds the server for one session; read-only mode leaves out every tool whose readOnlyHint is false. */
-export function buildServer(config: FilesystemConfig, session?: SessionInfo): SuiteServer {
+export function buildServer(config: FilesystemConfig, options: ServerOptions = {}): SuiteServer {
+  const { session, changes } = options;
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,
     instructions: INSTRUCTIONS,
     roots: { directories: config.directories, aliases: config.aliases },
-    changes: config.changes,
+    ...(changes ? { changes } : {}),
     selection: { readOnly: config.readOnly },
     ...(session ? { session } : {}),
   });

@@ -51,7 +51,7 @@ describe('compatibility with the official filesystem server', () => {
   const inProcess = async (readOnly: boolean): Promise<TestSession> => {
     const changes = new ChangeHub();
     hubs.push(changes);
-    return connectInProcess(buildServer({ directories: [dir], aliases: [dir], readOnly, changes, limits: DEFAULT_LIMITS }));
+    return connectInProcess(buildServer({ directories: [dir], aliases: [dir], readOnly, limits: DEFAULT_LIMITS }, { changes }));
   };
 
   beforeAll(async () => {

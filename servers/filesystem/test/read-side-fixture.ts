@@ -40,7 +40,6 @@ export async function startReadSide(options: { limits?: Partial<FilesystemLimits
     directories: [dir],
     aliases: [dir],
     readOnly: true,
-    changes,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
   };
   const server = new SuiteServer({ name: 'read-side-test', version: '0.0.0', roots: { directories: [dir], aliases: [dir] }, changes });

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { protocolError, type ProtocolErrorOutcome } from '@suite/shared/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIST_MAX_DEPTH, LIST_PAGE_SIZE } from '../src/resources/files.js';
 import { sleep, startWriteSide, type WriteSideHarness } from './write-side-fixture.js';
@@ -69,7 +69,8 @@ describe('file resources: listing and reading', () => {
   });
 
   it('refuses a cursor it did not issue', async () => {
-    await expect(h.session.client.listResources({ cursor: 'not-a-cursor' })).rejects.toThrow(/Invalid cursor/);
+    const invalid = await protocolError(h.session.client.listResources({ cursor: 'not-a-cursor' }));
+    expect(invalid).toMatchObject({ code: -32602, message: 'Invalid cursor: it was not issued by this server.' });
   });
 
   it('publishes the file:// template', async () => {
@@ -79,60 +80,60 @@ describe('file resources: listing and reading', () => {
 
   it('reads a text file as text with its MIME type', async () => {
     const uri = uriOf(path.join(h.dir, 'notes.md'));
-    const { contents } = await h.session.client.readResource({ uri });
+    const { contents, text } = await h.session.readResource(uri);
     expect(contents).toEqual([{ uri, mimeType: 'text/markdown', text: '# Notes\n' }]);
+    expect(text).toBe('# Notes\n');
     const plain = uriOf(path.join(h.dir, 'noext'));
-    expect((await h.session.client.readResource({ uri: plain })).contents).toEqual([{ uri: plain, mimeType: 'text/plain', text: 'plain text without an extension\n' }]);
+    expect((await h.session.readResource(plain)).contents).toEqual([{ uri: plain, mimeType: 'text/plain', text: 'plain text without an extension\n' }]);
   });
 
   it('reads binary files as base64 blobs', async () => {
     const png = uriOf(path.join(h.dir, 'pixel.png'));
-    expect((await h.session.client.readResource({ uri: png })).contents).toEqual([{ uri: png, mimeType: 'image/png', blob: PNG.toString('base64') }]);
+    expect((await h.session.readResource(png)).contents).toEqual([{ uri: png, mimeType: 'image/png', blob: PNG.toString('base64') }]);
     const bin = uriOf(path.join(h.dir, 'blob.bin'));
-    expect((await h.session.client.readResource({ uri: bin })).contents).toEqual([
+    expect((await h.session.readResource(bin)).contents).toEqual([
       { uri: bin, mimeType: 'application/octet-stream', blob: Buffer.from([0, 1, 2, 3, 254, 255]).toString('base64') },
     ]);
   });
 
   it('reads any file under the roots through the template, including ones the listing leaves out', async () => {
     const deep = path.join(h.dir, ...Array.from({ length: LIST_MAX_DEPTH + 1 }, (_, i) => `d${i}`), 'too-deep.txt');
-    expect((await h.session.client.readResource({ uri: uriOf(deep) })).contents[0]).toMatchObject({ text: 'deep' });
+    expect((await h.session.readResource(uriOf(deep))).text).toBe('deep');
     const spaced = path.join(h.dir, 'with space #1.txt');
     await writeFile(spaced, 'spaced');
-    expect((await h.session.client.readResource({ uri: uriOf(spaced) })).contents[0]).toMatchObject({ text: 'spaced' });
+    expect((await h.session.readResource(uriOf(spaced))).text).toBe('spaced');
   });
 
   it('answers clear errors: too large, missing, a directory, outside the roots, through an escaping link', async () => {
-    const error = async (uri: string): Promise<McpError> => {
-      try {
-        await h.session.client.readResource({ uri });
-      } catch (caught) {
-        return caught as McpError;
-      }
-      throw new Error(`reading ${uri} succeeded`);
-    };
-    const big = await error(uriOf(path.join(h.dir, 'big.txt')));
+    const error = (file: string): Promise<ProtocolErrorOutcome> => protocolError(h.session.readResource(uriOf(file)));
+    const big = await error(path.join(h.dir, 'big.txt'));
+    expect(big).toMatchObject({ code: -32602, data: { kind: 'invalid_argument' } });
     expect(big.message).toContain('5000 bytes');
     expect(big.message).toContain('read_text_file');
-    const missing = await error(uriOf(path.join(h.dir, 'missing.txt')));
-    expect(missing.code).toBe(-32002);
-    const dir = await error(uriOf(path.join(h.dir, 'many')));
+    const missing = await error(path.join(h.dir, 'missing.txt'));
+    expect(missing).toMatchObject({ code: -32002, data: { kind: 'not_found' } });
+    const dir = await error(path.join(h.dir, 'many'));
+    expect(dir).toMatchObject({ code: -32602, data: { kind: 'invalid_argument' } });
     expect(dir.message).toContain('is a directory');
-    const outside = await error(uriOf(path.join(h.outside, 'secret.txt')));
+    const outside = await error(path.join(h.outside, 'secret.txt'));
+    expect(outside).toMatchObject({ code: -32003, data: { kind: 'access_denied' } });
     expect(outside.message).toContain('Access denied');
-    const link = await error(uriOf(path.join(h.dir, 'escape-link')));
+    const link = await error(path.join(h.dir, 'escape-link'));
+    expect(link).toMatchObject({ code: -32003, data: { kind: 'access_denied' } });
     expect(link.message).toContain('Access denied');
     expect(link.message).not.toContain(h.outside);
-    const sibling = await error(uriOf(path.join(h.sibling, 'x.txt')));
+    const sibling = await error(path.join(h.sibling, 'x.txt'));
+    expect(sibling).toMatchObject({ code: -32003, data: { kind: 'access_denied' } });
     expect(sibling.message).toContain('Access denied');
     const fifo = path.join(h.dir, 'pipe');
     execFileSync('mkfifo', [fifo]);
-    expect((await error(uriOf(fifo))).message).toContain('not a regular file');
+    const pipe = await error(fifo);
+    expect(pipe).toMatchObject({ code: -32602, data: { kind: 'invalid_argument' } });
+    expect(pipe.message).toContain('not a regular file');
   });
 
   it('completes paths under the roots from a typed prefix', async () => {
-    const complete = async (value: string): Promise<string[]> =>
-      (await h.session.client.complete({ ref: { type: 'ref/resource', uri: 'file://{+path}' }, argument: { name: 'path', value } })).completion.values;
+    const complete = async (value: string): Promise<string[]> => (await h.session.complete({ template: 'file://{+path}' }, 'path', value)).values;
     // node_modules and .git are never offered.
     expect(await complete(`${h.dir}/no`)).toEqual([`${h.dir}/noext`, `${h.dir}/notes.md`]);
     expect(await complete(`${h.dir}/.g`)).toEqual([]);
@@ -142,9 +143,9 @@ describe('file resources: listing and reading', () => {
     const root = await complete(h.dir.slice(0, -2));
     expect(root).toEqual([`${h.dir}/`]);
     expect(await complete(`${h.outside}/sec`)).toEqual([]);
-    const many = await h.session.client.complete({ ref: { type: 'ref/resource', uri: 'file://{+path}' }, argument: { name: 'path', value: `${h.dir}/many/f` } });
-    expect(many.completion.values.length).toBe(100);
-    expect(many.completion.hasMore).toBe(true);
+    const many = await h.session.complete({ template: 'file://{+path}' }, 'path', `${h.dir}/many/f`);
+    expect(many.values.length).toBe(100);
+    expect(many.hasMore).toBe(true);
   });
 });
 
@@ -186,8 +187,10 @@ describe('file resources: subscriptions and list changes', () => {
 
   it('refuses to subscribe outside the roots or to a missing file', async () => {
     await writeFile(path.join(h.outside, 'secret.txt'), 'secret');
-    await expect(h.session.client.subscribeResource({ uri: uriOf(path.join(h.outside, 'secret.txt')) })).rejects.toThrow(/Access denied/);
-    await expect(h.session.client.subscribeResource({ uri: uriOf(path.join(h.dir, 'missing.txt')) })).rejects.toThrow(/Not found/);
+    const outside = await protocolError(h.session.client.subscribeResource({ uri: uriOf(path.join(h.outside, 'secret.txt')) }));
+    expect(outside).toMatchObject({ code: -32003, message: expect.stringMatching(/^Access denied/), data: { kind: 'access_denied' } });
+    const missing = await protocolError(h.session.client.subscribeResource({ uri: uriOf(path.join(h.dir, 'missing.txt')) }));
+    expect(missing).toMatchObject({ code: -32002, message: expect.stringMatching(/^Not found/), data: { kind: 'not_found' } });
   });
 
   it('sends list_changed when files are added or removed under a root, once the session has listed resources', async () => {

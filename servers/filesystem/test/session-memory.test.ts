@@ -29,8 +29,8 @@ describe('an idle HTTP session', () => {
   beforeAll(async () => {
     temp = await makeTempDir('fs-sessions-');
     changes = new ChangeHub();
-    const config: FilesystemConfig = { directories: [temp.dir], aliases: [temp.dir], readOnly: false, changes, limits: DEFAULT_LIMITS };
-    running = await serveHttp((session) => buildServer(config, session), {
+    const config: FilesystemConfig = { directories: [temp.dir], aliases: [temp.dir], readOnly: false, limits: DEFAULT_LIMITS };
+    running = await serveHttp((session) => buildServer(config, { session, changes }), {
       port: 0,
       host: '127.0.0.1',
       log: new Logger('filesystem'),

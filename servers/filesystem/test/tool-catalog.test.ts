@@ -16,7 +16,7 @@ describe('tool catalog', () => {
 
   for (const readOnly of [false, true]) {
     it(`matches the snapshot${readOnly ? ' (--read-only)' : ''}`, async () => {
-      session = await connectInProcess(buildServer({ directories: ['/'], aliases: [], readOnly, changes, limits: DEFAULT_LIMITS }));
+      session = await connectInProcess(buildServer({ directories: ['/'], aliases: [], readOnly, limits: DEFAULT_LIMITS }, { changes }));
       await expect(await toolCatalog(session.client)).toMatchFileSnapshot(`./__snapshots__/tools${readOnly ? '.read-only' : ''}.json`);
     });
   }

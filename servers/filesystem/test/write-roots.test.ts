@@ -38,7 +38,7 @@ describe('write tools and resources follow the effective roots (client roots nar
 
   it('with no allowed directory at all, lists no resources and explains how to allow one on writes', async () => {
     const changes = new ChangeHub();
-    const server = buildServer({ directories: [], aliases: [], readOnly: false, changes, limits: DEFAULT_LIMITS });
+    const server = buildServer({ directories: [], aliases: [], readOnly: false, limits: DEFAULT_LIMITS }, { changes });
     const session = await connectInProcess(server);
     try {
       expect((await session.client.listResources()).resources).toEqual([]);

@@ -38,12 +38,11 @@ export async function startWriteSide(
     directories,
     aliases: directories,
     readOnly: false,
-    changes,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
   };
   const sessions: TestSession[] = [];
   const connect = async (client?: ClientOptions): Promise<TestSession> => {
-    const session = await connectInProcess(buildServer(config), client ?? options.client ?? {});
+    const session = await connectInProcess(buildServer(config, { changes }), client ?? options.client ?? {});
     sessions.push(session);
     return session;
   };

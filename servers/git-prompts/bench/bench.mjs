@@ -3,10 +3,13 @@
 // Every figure is a median; server and plain git take turns in each round, so load hits both alike.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { connectStdio, formatMs, median } from '../../../scripts/bench-kit.mjs';
+// The server's own exclusion globs, so plain git gets exactly the pathspecs the server gives it.
+import { DEFAULT_EXCLUDES } from '../dist/config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const work = path.join(here, '..', '.bench');
@@ -14,7 +17,7 @@ const repo = path.join(work, 'bench');
 const COMMITS = 10_000;
 const FILES = 2_000;
 const BRANCHES = 1_000;
-const RUNS = Number(process.env.BENCH_RUNS ?? 15);
+const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const WARMUP = 3;
 const stamp = `${COMMITS}-${FILES}-${BRANCHES}-v1`;
 
@@ -78,7 +81,7 @@ function plain(args, { cap, okCodes = [0] } = {}) {
 // with the same parallelism.
 const FORMAT = '--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00%b';
 const DIFF = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--ignore-submodules=dirty'];
-const EXCLUDES = ['**/package-lock.json', '**/pnpm-lock.yaml', '**/yarn.lock'];
+const EXCLUDES = DEFAULT_EXCLUDES;
 const stagedDiffCalls = () =>
   Promise.all([
     plain(['diff', '--cached', ...DIFF, '--raw', '-z', '--no-abbrev', '--', ':/', ...EXCLUDES.map((g) => `:(top,exclude,glob)${g}`)]),
@@ -127,6 +130,7 @@ const built = performance.now();
 const generated = buildRepository();
 if (generated) console.log(`Generated ${COMMITS} commits, ${BRANCHES} branches and a ${FILES}-file staged change in ${((performance.now() - built) / 1000).toFixed(1)} s (${repo}).`);
 
+const loadAtStart = os.loadavg();
 const server = await connectStdio(process.execPath, [path.join(here, '..', 'dist', 'index.js'), repo], { env: { SUITE_LOG_LEVEL: 'error' } });
 console.log(`Server started in ${formatMs(server.startupMs)}; ${RUNS} measured runs per operation after ${WARMUP} warm-up runs; git ${execFileSync('git', ['--version']).toString().trim().replace('git version ', '')}.`);
 
@@ -143,21 +147,31 @@ for (const op of operations) {
       if (i >= WARMUP) times[who].push(performance.now() - start);
     }
   }
-  results.push({ name: op.name, ours: median(times.ours), plain: median(times.plain), target: op.target });
+  // The spread: the middle 80% of runs (10th to 90th percentile), so one stall does not define it.
+  const spread = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))];
+    return [at(0.1), at(0.9)];
+  };
+  results.push({ name: op.name, ours: median(times.ours), plain: median(times.plain), oursSpread: spread(times.ours), plainSpread: spread(times.plain), target: op.target });
 }
 const prompt = await server.client.getPrompt({ name: 'git-commit', arguments: {} });
 const embedded = prompt.messages.find((m) => m.content.type === 'resource')?.content.resource.text ?? '';
 await server.close();
 
+const loadAtEnd = os.loadavg();
+const range = ([low, high]) => `${formatMs(low)}–${formatMs(high)}`;
 const lines = [
   '',
-  '| operation | server (median) | plain git, same commands | overhead | target |',
+  `Load average (1 min) ${loadAtStart[0].toFixed(1)} at the start, ${loadAtEnd[0].toFixed(1)} at the end, on ${os.cpus().length} cores.`,
+  '',
+  '| operation | server: median (p10–p90) | plain git, same commands: median (p10–p90) | overhead | target |',
   '|---|---|---|---|---|',
   ...results.map((r) => {
     const ratio = r.ours / r.plain;
-    const target = r.target?.ms ? `< ${r.target.ms} ms: ${r.ours < r.target.ms ? 'met' : 'missed'}` : '';
+    const target = r.target?.ms ? `< ${r.target.ms} ms: ${r.ours < r.target.ms ? 'met' : 'missed'}` : '< 2x';
     const overhead = `${ratio.toFixed(2)}x${ratio < 2 ? '' : ' (over 2x)'}`;
-    return `| ${r.name} | ${formatMs(r.ours)} | ${formatMs(r.plain)} | ${overhead} | ${target} |`;
+    return `| ${r.name} | ${formatMs(r.ours)} (${range(r.oursSpread)}) | ${formatMs(r.plain)} (${range(r.plainSpread)}) | ${overhead} | ${target} |`;
   }),
   '',
   `The git-commit prompt embedded ${(Buffer.byteLength(embedded) / 1024).toFixed(0)} KiB of diff (budget 64 KiB) out of a staged change of ${FILES + 1} files;`,

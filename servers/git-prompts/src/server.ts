@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type ChangeHub, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { SuiteServer, toolList, type ChangeHub, type ChangeSource, type SessionInfo, type ToolSelection } from '@suite/shared';
 import { TOOLSETS } from './config.js';
 import { changelogPrompt } from './prompts/changelog.js';
 import { explainCodePrompt } from './prompts/explain-code.js';
@@ -9,7 +9,7 @@ import { reviewChangesPrompt } from './prompts/review-changes.js';
 import { summarizeChangesPrompt } from './prompts/summarize-changes.js';
 import { compareResource, stagedDiffResource, unstagedDiffResource } from './resources/diffs.js';
 import { fileResource } from './resources/file.js';
-import { logLimitResource, logRangeResource, logResource } from './resources/log.js';
+import { logRangeResource, logResource } from './resources/log.js';
 import { showResource } from './resources/show.js';
 import { statusResource } from './resources/status.js';
 import { gitBranch } from './tools/branch.js';
@@ -66,7 +66,7 @@ const builtRegistrations = new WeakMap<Workspace, ((server: SuiteServer) => void
 function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] {
   let built = builtRegistrations.get(workspace);
   if (!built) {
-    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logLimitResource, logRangeResource, compareResource, showResource, fileResource].map(
+    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logRangeResource, compareResource, showResource, fileResource].map(
       (make) => make(workspace),
     );
     // Each prompt keeps its own argument type, so each gets its own registering closure.
@@ -114,18 +114,66 @@ export function buildServer(workspace: Workspace, options: ServerOptions = {}): 
   server.tools(tools(workspace));
   for (const register of registrations(workspace)) register(server);
 
-  // Prompts take a repository; when the client's roots change the set, clients refresh their lists.
-  let known = workspace.listFor(workspace.config.directories).then(names, () => '');
-  server.onRootsChanged((snapshot) => {
+  followRepositories(server, workspace);
+  return server;
+}
+
+/** How often the directories are scanned again for repositories appearing below their top level. */
+const RESCAN_MS = 2000;
+
+/**
+ * Prompts and resources take a repository, so when the set of repositories changes clients must
+ * refresh their lists. It changes when the client's roots change, and when a repository is cloned
+ * into or removed from an allowed directory: the directories themselves are watched (a clone or a
+ * removal right below them is seen at once) and scanned again every RESCAN_MS through a poll
+ * source of the change hub (deeper ones, up to --scan-depth). Sessions with the same roots share
+ * the watch and the scans.
+ */
+function followRepositories(server: SuiteServer, workspace: Workspace): void {
+  let roots: readonly string[] = workspace.config.directories;
+  let known = workspace.listFor(roots).then(names, () => '');
+  let release: (() => Promise<void>) | undefined;
+
+  const recheck = (dirs: readonly string[], fresh: boolean): void => {
     const previous = known;
-    known = workspace.listFor(snapshot.directories).then(names, () => '');
-    void Promise.all([previous, known]).then(([before, after]) => {
+    const next = workspace.listFor(dirs, { fresh }).then(names, () => '');
+    known = next;
+    void Promise.all([previous, next]).then(([before, after]) => {
       if (before === after) return;
       server.listChanged('prompts');
       server.listChanged('resources');
     });
+  };
+
+  const observe = (dirs: readonly string[]): void => {
+    void release?.();
+    release = undefined;
+    if (dirs.length === 0) return;
+    const key = `git-prompts:repositories:${dirs.join('\0')}`;
+    const source = async (): Promise<ChangeSource> => ({
+      paths: [...dirs],
+      poll: { intervalMs: RESCAN_MS, signature: async () => names(await workspace.listFor(dirs, { fresh: true })) },
+    });
+    void server
+      .observe(key, source, () => {
+        if (roots === dirs) recheck(dirs, true);
+      })
+      .then(
+        (dispose) => {
+          // The roots changed while this was being set up: it is already out of date.
+          if (roots === dirs) release = dispose;
+          else void dispose();
+        },
+        (error: unknown) => server.log.warning('Following the allowed directories for new repositories failed; lists are refreshed only when the roots change.', { error: String(error) }),
+      );
+  };
+
+  observe(roots);
+  server.onRootsChanged((snapshot) => {
+    roots = snapshot.directories;
+    recheck(roots, false);
+    observe(roots);
   });
-  return server;
 }
 
 function names(list: readonly { name: string; path: string }[]): string {

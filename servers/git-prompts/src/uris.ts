@@ -6,8 +6,8 @@ export const TEMPLATES = {
   status: 'git://{repo}/status',
   staged: 'git://{repo}/diff/staged',
   unstaged: 'git://{repo}/diff/unstaged',
-  log: 'git://{repo}/log',
-  logLimit: 'git://{repo}/log{?limit}',
+  /** Matches `git://x/log` too: shared's matcher treats a query expression as optional. */
+  log: 'git://{repo}/log{?limit}',
   logRange: 'git://{repo}/log/{range}',
   compare: 'git://{repo}/compare/{range}',
   show: 'git://{repo}/show/{rev}',

@@ -1,6 +1,6 @@
 import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { isInside, ToolError, type RequestContext } from '@suite/shared';
+import { CancelledError, isInside, throwIfCancelled, ToolError, type RequestContext } from '@suite/shared';
 import type { GitPromptsConfig } from './config.js';
 import { discover, GitRepository, type Discovery, type GitSettings } from './git/repository.js';
 
@@ -9,6 +9,17 @@ export interface RepositoryListing {
   name: string;
   /** The directory holding `.git` (real path). */
   path: string;
+}
+
+/**
+ * A discovery under way, shared by every call that needs the repository meanwhile. It runs on its
+ * own signal, stopped once every call waiting for it has been cancelled: one caller cancelling
+ * must not fail the others, and git must not run on when nobody waits any more.
+ */
+interface Opening {
+  promise: Promise<Opened>;
+  controller: AbortController;
+  waiting: number;
 }
 
 interface Opened {
@@ -41,7 +52,7 @@ async function lstatOrUndefined(p: string): Promise<import('node:fs').Stats | un
 export class Workspace {
   readonly settings: GitSettings;
   private readonly opened = new Map<string, Opened>();
-  private readonly opening = new Map<string, Promise<Opened>>();
+  private readonly opening = new Map<string, Opening>();
   private readonly listings = new Map<string, { at: number; list: Promise<RepositoryListing[]> }>();
 
   constructor(readonly config: GitPromptsConfig) {
@@ -58,10 +69,11 @@ export class Workspace {
     return this.listFor(await this.roots(ctx));
   }
 
-  async listFor(roots: readonly string[]): Promise<RepositoryListing[]> {
+  /** `fresh` scans again now (a change was seen) and keeps that scan for the next callers. */
+  async listFor(roots: readonly string[], options: { fresh?: boolean } = {}): Promise<RepositoryListing[]> {
     const key = roots.join('\0');
     const cached = this.listings.get(key);
-    if (cached && Date.now() - cached.at < LISTING_TTL_MS) return cached.list;
+    if (cached && !options.fresh && Date.now() - cached.at < LISTING_TTL_MS) return cached.list;
     const list = this.scan(roots);
     this.listings.set(key, { at: Date.now(), list });
     // Sessions with other roots come and go: keep the map small.
@@ -107,7 +119,7 @@ export class Workspace {
     if (roots.length === 0) throw ToolError.accessDenied(NO_ROOTS);
     const listing = await this.listFor(roots);
     if (repo === undefined || repo.trim() === '') {
-      if (listing.length === 1) return this.open(listing[0]!.path, roots, listing[0]!.name);
+      if (listing.length === 1) return this.open(listing[0]!.path, roots, ctx.signal, listing[0]!.name);
       if (listing.length === 0) {
         throw ToolError.notFound(
           `No git repository was found in the allowed directories (searched ${this.config.scanDepth} level${this.config.scanDepth === 1 ? '' : 's'} deep). Give ${argument}, or start the server with a repository.`,
@@ -116,24 +128,27 @@ export class Workspace {
       throw ToolError.invalidArgument(`Several repositories are available: ${listing.map((l) => l.name).join(', ')}. Say which one with ${argument} (one of these names, or a path).`);
     }
     const named = listing.find((l) => l.name === repo);
-    if (named) return this.open(named.path, roots, named.name);
+    if (named) return this.open(named.path, roots, ctx.signal, named.name);
     const guard = await ctx.paths();
     const resolved = await guard.resolve(repo, { mustExist: true });
     const stat = await fs.stat(resolved.real);
     if (!stat.isDirectory()) throw ToolError.invalidArgument(`${JSON.stringify(repo)} is a file; give the repository's directory.`);
-    return this.open(resolved.real, roots, undefined, listing);
+    return this.open(resolved.real, roots, ctx.signal, undefined, listing);
   }
 
-  private async open(dir: string, roots: readonly string[], name: string | undefined, listing: readonly RepositoryListing[] = []): Promise<GitRepository> {
+  private async open(dir: string, roots: readonly string[], signal: AbortSignal, name: string | undefined, listing: readonly RepositoryListing[] = []): Promise<GitRepository> {
     let opened = this.opened.get(dir);
     if (!opened || signatureOf(dir, opened.discovery) !== opened.signature) {
-      let pending = this.opening.get(dir);
-      if (!pending) {
-        // Shared by concurrent callers, so it does not take one caller's signal: one cancelling must not fail another.
-        pending = this.discover(dir, roots).finally(() => this.opening.delete(dir));
-        this.opening.set(dir, pending);
+      let opening = this.opening.get(dir);
+      if (!opening) {
+        const controller = new AbortController();
+        const promise = this.discover(dir, roots, controller.signal).finally(() => this.opening.delete(dir));
+        // Every waiter may have left (cancelled) before it settles: its failure is then nobody's.
+        promise.catch(() => undefined);
+        opening = { promise, controller, waiting: 0 };
+        this.opening.set(dir, opening);
       }
-      opened = await pending;
+      opened = await join(opening, signal);
       this.opened.set(dir, opened);
     }
     const { top, gitDir, commonDir } = opened.discovery;
@@ -155,11 +170,29 @@ export class Workspace {
     return repo;
   }
 
-  private async discover(dir: string, roots: readonly string[]): Promise<Opened> {
-    const found = await discover(this.settings, dir, roots.map((r) => path.dirname(r)));
+  private async discover(dir: string, roots: readonly string[], signal: AbortSignal): Promise<Opened> {
+    const found = await discover(this.settings, dir, roots.map((r) => path.dirname(r)), signal);
     const real = async (p: string): Promise<string> => fs.realpath(p).catch(() => p);
     const discovery: Discovery = { ...found, top: await real(found.top), gitDir: await real(found.gitDir), commonDir: await real(found.commonDir) };
     return { discovery, signature: signatureOf(dir, discovery), byName: new Map() };
+  }
+}
+
+/** Waits for a shared discovery; the last waiter to be cancelled stops it. */
+async function join(opening: Opening, signal: AbortSignal): Promise<Opened> {
+  opening.waiting++;
+  let onAbort: (() => void) | undefined;
+  try {
+    throwIfCancelled(signal);
+    const cancelled = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(new CancelledError());
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return await Promise.race([opening.promise, cancelled]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    opening.waiting--;
+    if (opening.waiting === 0 && signal.aborted) opening.controller.abort();
   }
 }
 

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, protocolError, type TestSession } from '@suite/shared/testing';
@@ -162,6 +163,80 @@ describe('prompts', () => {
     const error = await protocolError(session.getPrompt('review-changes'));
     expect(error.message).toMatch(/^Several repositories are available: app, clean, clean2, other\. Say which one with repo \(/);
     expect((await session.getPrompt('review-changes', { repo: 'app' })).text).toMatch(/in app/);
+  });
+});
+
+describe('prompts on a history without tags or Conventional Commits', () => {
+  let base: string;
+  let repo: string;
+  let cleanup: () => Promise<void>;
+  let session: TestSession | undefined;
+  beforeAll(async () => {
+    ({ dir: base, cleanup } = await makeTempDir('git-prompts-plain-history-'));
+    repo = path.join(base, 'plain');
+    mkdirSync(repo);
+    git(repo, ['init', '--quiet', '--initial-branch=main']);
+    // 60 commits in one fast-import (60 separate commits would take seconds on a busy machine):
+    // plain subjects, and at the end five where only two of five follow Conventional Commits.
+    const subjects = [...Array.from({ length: 55 }, (_, i) => `Update the parser, step ${i + 1}`), 'feat: add export', 'Fix a typo in the guide', 'Tidy up the tests', 'fix: trim input', 'Bump the version'];
+    const stream = subjects
+      .map((subject, i) => {
+        const content = `step ${i + 1}\n`;
+        return [
+          'commit refs/heads/main',
+          `mark :${i + 1}`,
+          `author Test User <test@example.com> ${1_714_000_000 + i * 60} +0000`,
+          `committer Test User <test@example.com> ${1_714_000_000 + i * 60} +0000`,
+          `data ${Buffer.byteLength(subject)}`,
+          subject,
+          ...(i > 0 ? [`from :${i}`] : []),
+          `M 100644 inline notes.txt`,
+          `data ${Buffer.byteLength(content)}`,
+          content,
+        ].join('\n');
+      })
+      .join('\n');
+    git(repo, ['fast-import', '--quiet'], { input: stream });
+    git(repo, ['reset', '--quiet', '--hard', 'main']);
+  });
+  afterEach(async () => {
+    await session?.close();
+    session = undefined;
+  });
+  afterAll(async () => {
+    await cleanup();
+  });
+
+  it('summarize-changes with no tag summarises the last 50 commits, and says so', async () => {
+    session = await open([repo]);
+    const summary = await session.getPrompt('summarize-changes');
+    expect(summary.description).toBe('The last 50 commits of plain');
+    expect(summary.text).toMatch(/^Summarise the recent work in plain: the last 50 commits are attached \(the repository has no tag to start from\)\./);
+    expect(summary.resources.map((r) => r.uri)).toEqual(['git://plain/log?limit=50']);
+    const log = (summary.resources[0] as { text: string }).text;
+    expect(log.split('\n').filter((l) => /^[0-9a-f]{10} /.test(l))).toHaveLength(50);
+    expect(log).toMatch(/^[0-9a-f]{10} 2024-04-2\d Test User: Bump the version\n/);
+    expect(log).toMatch(/# … more commits on the current branch: only the 50 newest are shown\.\n$/);
+  });
+
+  it('changelog with no tag covers the whole history, and groups nothing when most commits are not Conventional', async () => {
+    session = await open([repo]);
+    const whole = await session.getPrompt('changelog');
+    expect(whole.description).toBe('Changelog of the whole history (no tag yet) in plain');
+    expect(whole.text).toMatch(/^Write the changelog entry for the changes of the whole history \(no tag yet\) in plain \(60 commits, attached\)\./);
+    expect(whole.resources.map((r) => r.uri)).toEqual(['git://plain/log?limit=300']);
+    // The instructions and the log, and no third message grouping by type.
+    expect(whole.messages).toHaveLength(2);
+    expect(whole.text).not.toMatch(/Conventional Commits/);
+
+    // Since a tag: 2 of the 5 commits are Conventional, under the half that grouping needs.
+    git(repo, ['tag', 'v0.1.0', 'HEAD~5']);
+    const since = await session.getPrompt('changelog');
+    expect(since.description).toBe('Changelog since v0.1.0 in plain');
+    expect(since.text).toMatch(/\(5 commits, attached\)/);
+    expect(since.messages).toHaveLength(2);
+    expect(since.text).toMatch(/feat: add export/);
+    expect(since.text).not.toMatch(/grouped by type/);
   });
 });
 

@@ -32,7 +32,6 @@ describe('git:// resources', () => {
       'git://{repo}/status',
       'git://{repo}/diff/staged',
       'git://{repo}/diff/unstaged',
-      'git://{repo}/log',
       'git://{repo}/log{?limit}',
       'git://{repo}/log/{range}',
       'git://{repo}/compare/{range}',

@@ -59,6 +59,38 @@ describe('the built bin', () => {
     git(repo, ['reset', '--quiet']);
   });
 
+  it('delivers resources/updated and list_changed over stdio: a subscription, a clone, a roots change', async () => {
+    const dir = path.join(base, 'several');
+    const projects = path.join(dir, 'projects');
+    const one = makeRepo(path.join(projects, 'one'));
+    makeRepo(path.join(dir, 'two'));
+    session = await spawnServer(BIN, [dir], { roots: [projects] });
+    const WAIT = { timeoutMs: 20_000 };
+    const statuses = async (): Promise<string[]> => (await session!.client.listResources()).resources.map((r) => r.uri).filter((u) => u.endsWith('/status'));
+    expect(await statuses()).toEqual(['git://one/status']);
+
+    await session.client.subscribeResource({ uri: 'git://one/status' });
+    let mark = session.mark();
+    writeFiles(one, { 'x.txt': 'x\n' });
+    git(one, ['add', 'x.txt']);
+    await session.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'git://one/status', { ...WAIT, after: mark });
+    expect((await session.readResource('git://one/status')).text).toMatch(/added: +x\.txt/);
+
+    // A repository cloned into the client's root.
+    mark = session.mark();
+    makeRepo(path.join(projects, 'alpha'));
+    await session.waitFor('notifications/prompts/list_changed', undefined, { ...WAIT, after: mark });
+    await session.waitFor('notifications/resources/list_changed', undefined, { ...WAIT, after: mark });
+    expect(await statuses()).toEqual(['git://alpha/status', 'git://one/status']);
+
+    // The client widens its roots to the whole directory: the repository beside its old root becomes available.
+    mark = session.mark();
+    await session.setRoots([dir]);
+    await session.waitFor('notifications/prompts/list_changed', undefined, { ...WAIT, after: mark });
+    expect(await statuses()).toEqual(['git://alpha/status', 'git://one/status', 'git://two/status']);
+    expect(session.stderr()).not.toMatch(/\n\s+at /);
+  }, 60_000);
+
   it('explains itself with --help and refuses bad command lines with exit code 2', () => {
     const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
@@ -111,7 +143,7 @@ describe('the built bin', () => {
         expect((await one.readResource('git://app/log?limit=1')).text).toMatch(/^[0-9a-f]{10} /);
         expect((await two.getPrompt('changelog')).text).toMatch(/Write the changelog entry/);
         expect((await one.complete({ prompt: 'pr-description' }, 'base', 'm')).values).toEqual(['main']);
-        expect((await one.client.listResourceTemplates()).resourceTemplates).toHaveLength(9);
+        expect((await one.client.listResourceTemplates()).resourceTemplates).toHaveLength(8);
       } finally {
         await one.close();
         await two.close();

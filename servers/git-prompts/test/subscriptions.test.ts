@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChangeHub } from '@suite/shared';
@@ -87,5 +87,46 @@ describe('resource subscriptions (through the shared change hub)', () => {
     const error = await protocolError(session.client.subscribeResource({ uri: `git://${encodeURIComponent(outside)}/status` }));
     expect(error.data).toMatchObject({ kind: 'access_denied' });
     expect(hub.activeSubscriptions).toBe(0);
+  });
+
+  it('announces prompts/list_changed and resources/list_changed when a repository is cloned into or removed from an allowed directory', async () => {
+    session = await open([base], { changes: hub });
+    const listed = async (): Promise<string[]> => (await session!.client.listResources()).resources.map((r) => r.uri).filter((u) => u.endsWith('/status'));
+    expect(await listed()).toEqual(['git://app/status']);
+    const changed = async (after: number): Promise<void> => {
+      await session!.waitFor('notifications/prompts/list_changed', undefined, { ...WAIT, after });
+      await session!.waitFor('notifications/resources/list_changed', undefined, { ...WAIT, after });
+    };
+
+    // Right below the allowed directory (its watch sees it at once), then two levels down (the rescan finds it).
+    let mark = session.mark();
+    makeRepo(path.join(base, 'other'));
+    await changed(mark);
+    expect(await listed()).toEqual(['git://app/status', 'git://other/status']);
+    // A directory made first (its creation changes no list), the repository inside it later: only the rescan sees that.
+    mkdirSync(path.join(base, 'group'));
+    await new Promise((r) => setTimeout(r, 400));
+    mark = session.mark();
+    makeRepo(path.join(base, 'group', 'deep'));
+    await changed(mark);
+    expect(await listed()).toEqual(['git://app/status', 'git://deep/status', 'git://other/status']);
+    expect((await session.getPrompt('review-changes', { repo: 'deep' })).text).toMatch(/in deep/);
+
+    mark = session.mark();
+    rmSync(path.join(base, 'other'), { recursive: true, force: true });
+    await changed(mark);
+    expect(await listed()).toEqual(['git://app/status', 'git://deep/status']);
+
+    // A change that leaves the set of repositories as it was announces nothing (a full rescan period later).
+    mark = session.mark();
+    writeFiles(base, { 'notes.txt': 'not a repository\n' });
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(session.notifications.slice(mark).map((n) => n.method)).not.toContain('notifications/prompts/list_changed');
+
+    // The watch and the rescans belong to the session: gone when it closes.
+    expect(hub.activeObservers).toBe(1);
+    await session.close();
+    session = undefined;
+    expect(hub.activeObservers).toBe(0);
   });
 });

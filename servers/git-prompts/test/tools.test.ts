@@ -33,9 +33,9 @@ describe('read tools', () => {
     const clone = path.join(base, 'clone');
     git(base, ['clone', '--quiet', repo, clone]);
     commit(clone, { 'local.txt': 'ahead\n' }, 'Local work');
-    writeFiles(clone, { 'README.md': '# changed\n', 'staged.txt': 'staged\n', 'untracked.txt': 'u\n' });
-    git(clone, ['add', 'staged.txt']);
-    git(clone, ['mv', 'src/feature.ts', 'src/renamed.ts']);
+    writeFiles(clone, { 'README.md': '# changed\n', 'staged.txt': 'staged\n', 'untracked.txt': 'u\n', 'a  name with spaces.txt': 's\n' });
+    git(clone, ['add', 'staged.txt', 'a  name with spaces.txt']);
+    git(clone, ['mv', 'src/feature.ts', 'src/renamed ä.ts']);
     session = await open([clone]);
     const out = await session.callTool('git_status', {});
     expect(out.isError).toBe(false);
@@ -46,7 +46,8 @@ describe('read tools', () => {
       ahead: 1,
       behind: 0,
       staged: [
-        { path: 'src/renamed.ts', from: 'src/feature.ts', change: 'renamed' },
+        { path: 'a  name with spaces.txt', change: 'added' },
+        { path: 'src/renamed ä.ts', from: 'src/feature.ts', change: 'renamed' },
         { path: 'staged.txt', change: 'added' },
       ],
       unstaged: [{ path: 'README.md', change: 'modified' }],
@@ -54,7 +55,7 @@ describe('read tools', () => {
       conflicted: [],
     });
     expect(out.text).toMatch(/^On branch main in clone, tracking origin\/main \(ahead 1, behind 0\)/);
-    expect(out.text).toMatch(/renamed:\s+src\/feature\.ts -> src\/renamed\.ts/);
+    expect(out.text).toMatch(/renamed:\s+src\/feature\.ts -> src\/renamed ä\.ts/);
     rmSync(clone, { recursive: true, force: true });
   });
 

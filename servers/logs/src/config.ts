@@ -1,9 +1,8 @@
-import type { ChangeHub } from '@suite/shared';
 import type { JsonFields, LogFormat } from './formats/parsers.js';
 
 /**
  * What every session of the server shares, parsed from the command line in index.ts. Imports
- * only types (shared's hub, the format names), so every module can use it without a circle.
+ * only types (the format names), so every module can use it without a circle.
  */
 export interface LogsConfig {
   /** Real paths of the directories given on the command line (may be empty: client roots then decide). */
@@ -12,8 +11,6 @@ export interface LogsConfig {
   files: string[];
   /** The same paths as typed, so /tmp/x keeps working where /tmp is a symlink. */
   aliases: string[];
-  /** The process-wide change hub (subscriptions, list_changed). */
-  changes: ChangeHub;
   /** JSON field names to look for, configurable with --json-*-field. */
   json: JsonFields;
   /** --entry-pattern: where multi-line entries start, instead of each format's own rule. */

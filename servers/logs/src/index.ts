@@ -64,7 +64,6 @@ await runServer({
       directories,
       files,
       aliases: positionals,
-      changes,
       json: {
         time: field(flags['json-time-field'], DEFAULT_JSON_FIELDS.time),
         level: field(flags['json-level-field'], DEFAULT_JSON_FIELDS.level),
@@ -74,6 +73,6 @@ await runServer({
       limits: DEFAULT_LIMITS,
       formatCache: new Map(),
     };
-    return { createSession: (session) => buildServer(config, session), close: () => changes.close() };
+    return { createSession: (session) => buildServer(config, { session, changes }), close: () => changes.close() };
   },
 });

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { LogsConfig } from './config.js';
 import { analyzeLogs } from './prompts/analyze-logs.js';
 import { debugError } from './prompts/debug-error.js';
@@ -51,14 +51,21 @@ function registrationsOf(config: LogsConfig): ((server: SuiteServer) => void)[] 
   return built;
 }
 
+export interface ServerOptions {
+  session?: SessionInfo;
+  /** The process-wide change hub: enables resources/subscribe and the listing's list_changed. */
+  changes?: ChangeHub;
+}
+
 /** Builds the server for one session: it only assembles; each feature lives in its own file. */
-export function buildServer(config: LogsConfig, session?: SessionInfo): SuiteServer {
+export function buildServer(config: LogsConfig, options: ServerOptions = {}): SuiteServer {
+  const { session, changes } = options;
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,
     instructions: INSTRUCTIONS,
     roots: { directories: [...config.directories, ...config.files], aliases: config.aliases },
-    changes: config.changes,
+    ...(changes ? { changes } : {}),
     ...(session ? { session } : {}),
   });
   server.tools(tools(config));

@@ -1,4 +1,4 @@
-import { ToolError } from '@suite/shared';
+import { ToolError, type TemplateVariables } from '@suite/shared';
 import { FILE_URI_PREFIX } from './config.js';
 import { LEVELS, type Level } from './levels.js';
 
@@ -19,34 +19,38 @@ export interface FileView {
   grep?: string;
 }
 
-function decode(text: string, uri: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    throw ToolError.invalidArgument(`Invalid URI ${uri}: it is not valid percent-encoding.`);
-  }
-}
+/** The filters a `logs://file/...` URI may carry; anything else in its query is a mistake to point out. */
+const FILTERS = ['level', 'since', 'grep'] as const;
 
 /**
- * Reads the raw URI rather than template variables: a `?` is never part of an encoded path, so
- * the split is exact, and the query parameters may come in any order or be left out.
+ * The view a `logs://file/...` URI names, from the template variables `@suite/shared` matched and
+ * percent-decoded. Only the parameter names (and whether a path is there at all) are read from the
+ * URI itself: shared ignores unknown parameters as a web server would, where a misspelt filter
+ * (`?levle=error`) here would silently show everything, so it is refused instead.
  */
-export function parseFileUri(uri: string): FileView {
-  if (!uri.startsWith(FILE_URI_PREFIX)) throw ToolError.invalidArgument(`Not a log file URI: ${uri}`);
-  const rest = uri.slice(FILE_URI_PREFIX.length);
-  const q = rest.indexOf('?');
-  const pathPart = q === -1 ? rest : rest.slice(0, q);
-  if (pathPart.length === 0) throw ToolError.invalidArgument(`Invalid URI ${uri}: it names no file. Use logs://file/ followed by the log's absolute path without its leading slash.`);
-  const view: FileView = { path: `/${decode(pathPart, uri).replace(/^\/+/, '')}` };
-  if (q === -1) return view;
-  const params = new URLSearchParams(rest.slice(q + 1));
-  for (const [key, value] of params) {
-    if (key === 'level') {
-      if (!(LEVELS as readonly string[]).includes(value)) throw ToolError.invalidArgument(`Invalid level ${JSON.stringify(value)} in ${uri}: use one of ${LEVELS.join(', ')}.`);
-      view.level = value as Level;
-    } else if (key === 'since') view.since = value;
-    else if (key === 'grep') view.grep = value;
-    else throw ToolError.invalidArgument(`Unknown parameter ${JSON.stringify(key)} in ${uri}: the filters are level, since and grep.`);
+export function fileView(uri: string, variables: TemplateVariables): FileView {
+  const pathText = variables.path ?? '';
+  const q = uri.indexOf('?');
+  // An empty path makes the template without a query take the query for the path: look at the URI.
+  const rawPath = uri.slice(FILE_URI_PREFIX.length, q === -1 ? undefined : q);
+  if (!uri.startsWith(FILE_URI_PREFIX) || rawPath.replace(/^\/+/, '') === '' || pathText.replace(/^\/+/, '') === '') {
+    throw ToolError.invalidArgument(`Invalid URI ${uri}: it names no file. Use logs://file/ followed by the log's absolute path without its leading slash.`);
   }
+  if (q !== -1) {
+    for (const pair of uri.slice(q + 1).split('&')) {
+      const name = pair.split('=', 1)[0]!;
+      if (name !== '' && !(FILTERS as readonly string[]).includes(name)) {
+        throw ToolError.invalidArgument(`Unknown parameter ${JSON.stringify(name)} in ${uri}: the filters are ${FILTERS.join(', ')}.`);
+      }
+    }
+  }
+  const view: FileView = { path: `/${pathText.replace(/^\/+/, '')}` };
+  const { level, since, grep } = variables;
+  if (level !== undefined) {
+    if (!(LEVELS as readonly string[]).includes(level)) throw ToolError.invalidArgument(`Invalid level ${JSON.stringify(level)} in ${uri}: use one of ${LEVELS.join(', ')}.`);
+    view.level = level as Level;
+  }
+  if (since !== undefined && since !== '') view.since = since;
+  if (grep !== undefined && grep !== '') view.grep = grep;
   return view;
 }

@@ -23,6 +23,8 @@ export interface Fixture {
   dir: string;
   transport: Transport;
   config: LogsConfig;
+  /** The change hub the in-process sessions share (the server gets it beside its config). */
+  changes: ChangeHub;
   /** A new session (in process, or a spawned bin); closed by close(). */
   connect(options?: Parameters<typeof connectInProcess>[1]): Promise<TestSession>;
   /** One session, connected on first use, for a test's helpers to share. */
@@ -65,7 +67,6 @@ export async function fixture(
     directories: roots.directories ?? [],
     files: roots.files ?? [],
     aliases: [],
-    changes,
     json: DEFAULT_JSON_FIELDS,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     formatCache: new Map(),
@@ -77,8 +78,9 @@ export async function fixture(
     dir,
     transport,
     config,
+    changes,
     async connect(connectOptions) {
-      const session = transport === 'stdio' ? await spawnServer(BIN, commandLine(config), connectOptions) : await connectInProcess(buildServer(config), connectOptions);
+      const session = transport === 'stdio' ? await spawnServer(BIN, commandLine(config), connectOptions) : await connectInProcess(buildServer(config, { changes }), connectOptions);
       sessions.push(session);
       return session;
     },

@@ -53,9 +53,9 @@ describe.each(TRANSPORTS)('subscriptions (%s)', (transport) => {
     expect((await session.readResource(uri)).text).toMatch(/WARN after copytruncate$/);
 
     // Unsubscribing stops the notifications (and, in process, visibly releases the hub's watch).
-    if (transport === 'in-process') expect(fx.config.changes.activeSubscriptions).toBe(1);
+    if (transport === 'in-process') expect(fx.changes.activeSubscriptions).toBe(1);
     await session.client.unsubscribeResource({ uri });
-    if (transport === 'in-process') expect(fx.config.changes.activeSubscriptions).toBe(0);
+    if (transport === 'in-process') expect(fx.changes.activeSubscriptions).toBe(0);
     const mark = session.mark();
     await appendFile(log, lines(`${isoAgo(0)} INFO nobody listens`));
     await new Promise((r) => setTimeout(r, 1000));

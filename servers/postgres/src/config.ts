@@ -1,4 +1,3 @@
-import type { ChangeHub } from '@suite/shared';
 import type { Database } from './database.js';
 import type { ChannelListener } from './listener.js';
 import type { PostgresLimits } from './limits.js';
@@ -11,8 +10,6 @@ export interface PostgresConfig {
   /** With --allow-write, the execute tool is registered. */
   allowWrite: boolean;
   limits: PostgresLimits;
-  /** The process-wide change hub, given to every session's SuiteServer so that channels can be subscribed to. */
-  changes: ChangeHub;
   /** The process-wide LISTEN connection. */
   listener: ChannelListener;
 }

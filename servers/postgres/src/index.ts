@@ -71,9 +71,9 @@ await runServer({
     }
     const changes = new ChangeHub({ log: log.child('changes') });
     const listener = new ChannelListener(database, log.child('listen'));
-    const config = { database, allowWrite, limits, changes, listener };
+    const config = { database, allowWrite, limits, listener };
     return {
-      createSession: (session) => buildServer(config, session),
+      createSession: (session) => buildServer(config, { session, changes }),
       close: async () => {
         await changes.close();
         await listener.close();

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { PostgresConfig } from './config.js';
 import { queryTools } from './tools/query.js';
 import { executeTools } from './tools/execute.js';
@@ -30,13 +30,20 @@ Results are capped at ${limits.maxRows} rows: aggregate or add LIMIT instead of 
 /** Every tool, built once per configuration and shared by all sessions; read-only mode leaves out execute. */
 const tools = toolList<PostgresConfig>([queryTools, schemaTools, explainTools, healthTools, executeTools]);
 
+export interface ServerOptions {
+  session?: SessionInfo;
+  /** The process-wide change hub: enables resources/subscribe (LISTEN channels, table schemas). */
+  changes?: ChangeHub;
+}
+
 /** Builds the server for one session. */
-export function buildServer(config: PostgresConfig, session?: SessionInfo): SuiteServer {
+export function buildServer(config: PostgresConfig, options: ServerOptions = {}): SuiteServer {
+  const { session, changes } = options;
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,
     instructions: instructions(config),
-    changes: config.changes,
+    ...(changes ? { changes } : {}),
     selection: { readOnly: !config.allowWrite },
     ...(session ? { session } : {}),
   });

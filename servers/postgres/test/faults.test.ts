@@ -54,7 +54,7 @@ describe('in process, through a proxy', () => {
     const made = makeConfig(proxy.through(db.roleUrl), options);
     config = made.config;
     closeConfig = made.close;
-    session = await connectInProcess(buildServer(config));
+    session = await connectInProcess(buildServer(config, { changes: made.changes }));
   };
 
   afterEach(async () => {

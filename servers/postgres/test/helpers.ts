@@ -115,14 +115,15 @@ export interface TestServerHandle {
 export function makeConfig(
   url: string,
   options: { allowWrite?: boolean; limits?: Partial<PostgresLimits>; poolSize?: number; listenRetry?: ListenRetry } = {},
-): { config: PostgresConfig; close(): Promise<void> } {
+): { config: PostgresConfig; changes: ChangeHub; close(): Promise<void> } {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const database = new Database({ connectionString: url, readOnlySessions: !options.allowWrite, limits, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
   const changes = new ChangeHub({ debounceMs: 20, maxWaitMs: 200 });
   const listener = new ChannelListener(database, new Logger('listen'), options.listenRetry);
-  const config: PostgresConfig = { database, allowWrite: options.allowWrite === true, limits, changes, listener };
+  const config: PostgresConfig = { database, allowWrite: options.allowWrite === true, limits, listener };
   return {
     config,
+    changes,
     async close() {
       await changes.close();
       await listener.close();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInProcess, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, protocolError, type TestSession } from '@suite/shared/testing';
 import { buildServer } from '../src/server.js';
 import type { PostgresConfig } from '../src/config.js';
 import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
@@ -15,7 +15,7 @@ beforeAll(async () => {
   const made = makeConfig(db.roleUrl);
   config = made.config;
   closeConfig = made.close;
-  session = await connectInProcess(buildServer(made.config));
+  session = await connectInProcess(buildServer(made.config, { changes: made.changes }));
   const url = new URL(db.roleUrl);
   base = `postgres://${url.hostname}:${url.port || 5432}/${db.name}`;
 }, 60_000);
@@ -42,24 +42,26 @@ describe('table schema resources', () => {
   });
 
   it('reads a table schema as JSON, including odd names', async () => {
-    const read = await session.client.readResource({ uri: `${base}/tables/Sales%20Data/Q1%2FResults/schema` });
-    const content = read.contents[0] as { text: string; mimeType: string };
-    expect(content.mimeType).toBe('application/json');
-    const body = JSON.parse(content.text);
+    const read = await session.readResource(`${base}/tables/Sales%20Data/Q1%2FResults/schema`);
+    expect(read.contents).toHaveLength(1);
+    expect(read.contents[0]!.mimeType).toBe('application/json');
+    const body = JSON.parse(read.text);
     expect(body).toMatchObject({ schema: 'Sales Data', name: 'Q1/Results' });
     expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['region', 'amount']);
   });
 
   it('answers a missing table with resource-not-found', async () => {
-    await expect(session.client.readResource({ uri: `${base}/tables/public/nope/schema` })).rejects.toThrow(/No table/);
+    expect(await protocolError(session.readResource(`${base}/tables/public/nope/schema`))).toMatchObject({
+      code: -32002,
+      message: expect.stringMatching(/^No table/),
+      data: { kind: 'not_found' },
+    });
   });
 
   it('completes schema names and table names within a schema', async () => {
-    const ref = { type: 'ref/resource' as const, uri: `${base}/tables/{schema}/{table}/schema` };
-    const schemas = await session.client.complete({ ref, argument: { name: 'schema', value: 'Sa' } });
-    expect(schemas.completion.values).toEqual(['Sales Data']);
-    const tables = await session.client.complete({ ref, argument: { name: 'table', value: 'ord' }, context: { arguments: { schema: 'public' } } });
-    expect(tables.completion.values.sort()).toEqual(['order_totals', 'orders']);
+    const ref = { template: `${base}/tables/{schema}/{table}/schema` };
+    expect((await session.complete(ref, 'schema', 'Sa')).values).toEqual(['Sales Data']);
+    expect((await session.complete(ref, 'table', 'ord', { schema: 'public' })).values.sort()).toEqual(['order_totals', 'orders']);
   });
 });
 
@@ -72,8 +74,7 @@ describe('LISTEN channel resources', () => {
     const updated = session.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri, 10_000);
     await withClient(db.adminUrl, (c) => c.query('SELECT pg_notify($1, $2)', [channel, 'order 42 paid']));
     await updated;
-    const read = await session.client.readResource({ uri });
-    const body = JSON.parse((read.contents[0] as { text: string }).text);
+    const body = JSON.parse((await session.readResource(uri)).text);
     expect(body).toMatchObject({ channel, listening: true, notifications: [expect.objectContaining({ payload: 'order 42 paid' })] });
 
     // The listener's session really LISTENs on exactly that (quoted) channel, and stops on unsubscribe.
@@ -121,6 +122,10 @@ describe('LISTEN channel resources', () => {
 
   it('refuses channel names PostgreSQL would silently truncate', async () => {
     const uri = `${base}/channel/${'x'.repeat(64)}`;
-    await expect(session.client.subscribeResource({ uri })).rejects.toThrow(/1 to 63 bytes/);
+    expect(await protocolError(session.client.subscribeResource({ uri }))).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/1 to 63 bytes/),
+      data: { kind: 'invalid_argument' },
+    });
   });
 });

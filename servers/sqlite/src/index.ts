@@ -44,9 +44,9 @@ await runServer({
       log,
     });
     const changes = new ChangeHub();
-    const config = { database, changes };
+    const config = { database };
     return {
-      createSession: (session) => buildServer(config, session),
+      createSession: (session) => buildServer(config, { session, changes }),
       close: async () => {
         await changes.close();
         await database.close();

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { SqliteConfig } from './config.js';
 import { registerDemoPrompt } from './prompts/demo.js';
 import { registerExplorePrompt } from './prompts/explore.js';
@@ -28,13 +28,20 @@ and LIMIT. ${mode}`;
 /** Every tool, built once per configuration and shared by all sessions; a read-only database leaves out the writers. */
 const tools = toolList<SqliteConfig>([queryTools, schemaTools, writeTools, insightTools]);
 
+export interface ServerOptions {
+  session?: SessionInfo;
+  /** The process-wide change hub: enables resources/subscribe. */
+  changes?: ChangeHub;
+}
+
 /** Builds the server for one session; the database (and its query processes) is shared. */
-export function buildServer(config: SqliteConfig, session?: SessionInfo): SuiteServer {
+export function buildServer(config: SqliteConfig, options: ServerOptions = {}): SuiteServer {
+  const { session, changes } = options;
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,
     instructions: instructions(config),
-    ...(config.changes ? { changes: config.changes } : {}),
+    ...(changes ? { changes } : {}),
     // A database opened read-only exposes no tool that writes (its readOnlyHint is false).
     selection: { readOnly: !config.database.writable },
     ...(session ? { session } : {}),

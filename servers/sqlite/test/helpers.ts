@@ -39,7 +39,7 @@ export interface Harness {
 export async function openServer(options: SqliteOptions): Promise<Harness> {
   const database = await SqliteDatabase.open({ workers: 2, ...options });
   const hub = new ChangeHub({ debounceMs: 100 });
-  const session = await connectInProcess(buildServer({ database, changes: hub }));
+  const session = await connectInProcess(buildServer({ database }, { changes: hub }));
   return {
     session,
     database,

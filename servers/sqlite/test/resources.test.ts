@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { protocolError } from '@suite/shared/testing';
 import { makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';
 
 const settle = (ms = 300): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -42,23 +43,25 @@ describe('resources, subscriptions, prompts and completion', () => {
 
   it('reads the schema and one table', async () => {
     const { h } = await start();
-    const schema = await h.session.client.readResource({ uri: 'sqlite://sample/schema' });
-    const text = (schema.contents[0] as { text: string }).text;
+    const { text, contents } = await h.session.readResource('sqlite://sample/schema');
+    expect(contents).toHaveLength(1);
     expect(text).toContain('CREATE TABLE people');
     expect(text).toContain('CREATE INDEX people_by_team');
-    const table = await h.session.client.readResource({ uri: 'sqlite://sample/tables/people' });
-    const parsed = JSON.parse((table.contents[0] as { text: string }).text) as { name: string; columns: { name: string }[] };
+    const table = await h.session.readResource('sqlite://sample/tables/people');
+    const parsed = JSON.parse(table.text) as { name: string; columns: { name: string }[] };
     expect(parsed.name).toBe('people');
     expect(parsed.columns.map((c) => c.name)).toEqual(['id', 'name', 'email', 'team_id', 'score']);
-    await expect(h.session.client.readResource({ uri: "sqlite://sample/tables/nope'%3B%20DROP%20TABLE%20people" })).rejects.toThrow(/No table or view named/);
+    expect(await protocolError(h.session.readResource("sqlite://sample/tables/nope'%3B%20DROP%20TABLE%20people"))).toMatchObject({
+      code: -32002,
+      message: expect.stringMatching(/No table or view named/),
+      data: { kind: 'not_found' },
+    });
   });
 
   it('completes table names for the template and the prompt', async () => {
     const { h } = await start();
-    const template = await h.session.client.complete({ ref: { type: 'ref/resource', uri: 'sqlite://sample/tables/{table}' }, argument: { name: 'table', value: 'te' } });
-    expect(template.completion.values).toEqual(['team_sizes', 'teams']);
-    const prompt = await h.session.client.complete({ ref: { type: 'ref/prompt', name: 'explore-database' }, argument: { name: 'table', value: 'P' } });
-    expect(prompt.completion.values).toEqual(['people']);
+    expect((await h.session.complete({ template: 'sqlite://sample/tables/{table}' }, 'table', 'te')).values).toEqual(['team_sizes', 'teams']);
+    expect((await h.session.complete({ prompt: 'explore-database' }, 'table', 'P')).values).toEqual(['people']);
   });
 
   it('notifies schema subscribers when another process writes the file', async () => {
@@ -70,8 +73,7 @@ describe('resources, subscriptions, prompts and completion', () => {
       other.exec(`CREATE TABLE added_elsewhere_${attempt} (x)`);
       other.close();
     });
-    const schema = await h.session.client.readResource({ uri: 'sqlite://sample/schema' });
-    expect((schema.contents[0] as { text: string }).text).toContain('added_elsewhere_0');
+    expect((await h.session.readResource('sqlite://sample/schema')).text).toContain('added_elsewhere_0');
   });
 
   it('notifies table subscribers of a change that so far lives only in the WAL file', async () => {
@@ -122,20 +124,22 @@ describe('resources, subscriptions, prompts and completion', () => {
 
   it('refuses to subscribe to a table that does not exist', async () => {
     const { h } = await start();
-    await expect(h.session.client.subscribeResource({ uri: 'sqlite://sample/tables/ghost' })).rejects.toThrow(/No table or view named/);
+    expect(await protocolError(h.session.client.subscribeResource({ uri: 'sqlite://sample/tables/ghost' }))).toMatchObject({
+      code: -32002,
+      message: expect.stringMatching(/No table or view named/),
+      data: { kind: 'not_found' },
+    });
   });
 
   it('append_insight fills the memo and notifies its subscribers', async () => {
     const { h } = await start();
     await h.session.client.subscribeResource({ uri: 'memo://insights' });
-    const empty = await h.session.client.readResource({ uri: 'memo://insights' });
-    expect((empty.contents[0] as { text: string }).text).toMatch(/No business insights/);
+    expect((await h.session.readResource('memo://insights')).text).toMatch(/No business insights/);
     const updated = h.session.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'memo://insights', 5000);
     const out = await h.session.callTool('append_insight', { insight: 'Team core scores highest.' });
     expect(out.structured).toEqual({ count: 1 });
     await updated;
-    const memo = await h.session.client.readResource({ uri: 'memo://insights' });
-    expect((memo.contents[0] as { text: string }).text).toContain('- Team core scores highest.');
+    expect((await h.session.readResource('memo://insights')).text).toContain('- Team core scores highest.');
   });
 
   it('mcp-demo takes a topic; explore-database embeds the schema resource', async () => {
@@ -143,16 +147,19 @@ describe('resources, subscriptions, prompts and completion', () => {
     const { prompts } = await h.session.client.listPrompts();
     expect(prompts.map((p) => p.name).sort()).toEqual(['explore-database', 'mcp-demo']);
     expect(prompts.find((p) => p.name === 'mcp-demo')!.arguments).toEqual([expect.objectContaining({ name: 'topic', required: true })]);
-    const demo = await h.session.client.getPrompt({ name: 'mcp-demo', arguments: { topic: 'bike rental' } });
-    expect((demo.messages[0]!.content as { text: string }).text).toContain('bike rental');
-    await expect(h.session.client.getPrompt({ name: 'mcp-demo', arguments: {} })).rejects.toThrow(/topic/);
-    const explore = await h.session.client.getPrompt({ name: 'explore-database', arguments: { table: 'people' } });
-    const embedded = explore.messages[0]!.content as { type: string; resource: { uri: string; text: string } };
-    expect(embedded.type).toBe('resource');
-    expect(embedded.resource.uri).toBe('sqlite://sample/schema');
-    expect(embedded.resource.text).toContain('CREATE TABLE teams');
-    expect(JSON.stringify(explore.messages)).toContain('team_id: INTEGER');
-    await expect(h.session.client.getPrompt({ name: 'explore-database', arguments: { table: 'ghost' } })).rejects.toThrow(/No table or view named/);
+    expect((await h.session.getPrompt('mcp-demo', { topic: 'bike rental' })).text).toContain('bike rental');
+    expect(await protocolError(h.session.getPrompt('mcp-demo'))).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid arguments for prompt mcp-demo: topic/) });
+    const explore = await h.session.getPrompt('explore-database', { table: 'people' });
+    expect(explore.messages[0]!.content.type).toBe('resource');
+    expect(explore.resources).toHaveLength(1);
+    expect(explore.resources[0]!.uri).toBe('sqlite://sample/schema');
+    expect(explore.text).toContain('CREATE TABLE teams');
+    expect(explore.text).toContain('team_id: INTEGER');
+    expect(await protocolError(h.session.getPrompt('explore-database', { table: 'ghost' }))).toMatchObject({
+      code: -32002,
+      message: expect.stringMatching(/No table or view named/),
+      data: { kind: 'not_found' },
+    });
   });
 });
 

@@ -58,17 +58,17 @@ export function registerFileResources(server: SuiteServer, config: FilesystemCon
   let snapshot: ListingSnapshot | undefined;
   let watchedKey: string | undefined;
 
-  const watchListing = async (dirs: readonly string[]): Promise<string> => {
+  const watchListing = async (dirs: readonly string[], ctx: RequestContext): Promise<string> => {
     const key = `filesystem-files:${dirs.join('\u0000')}`;
     if (watchedKey === key) return key;
     // The roots changed (client roots): stop watching the old set for this session.
-    if (watchedKey) await config.changes.unwatchListing(server.sessionId, watchedKey);
+    if (watchedKey) await ctx.changes.unwatchListing(watchedKey);
     watchedKey = key;
-    await config.changes.watchListing(server.sessionId, key, [...dirs], { depth: LIST_MAX_DEPTH - 1, ignored: skippedPathFilter(dirs) });
+    await ctx.changes.watchListing(key, dirs, { depth: LIST_MAX_DEPTH - 1, ignored: skippedPathFilter(dirs) });
     return key;
   };
-  server.onClose(async () => {
-    if (watchedKey) await config.changes.unwatchListing(server.sessionId, watchedKey);
+  // The hub releases the session's listing watch itself when the session ends.
+  server.onClose(() => {
     watchedKey = undefined;
     snapshot = undefined;
   });
@@ -86,7 +86,7 @@ export function registerFileResources(server: SuiteServer, config: FilesystemCon
       const roots = await ctx.roots();
       if (roots.directories.length === 0) return { resources: [] };
       const dirs = [...(await ctx.paths()).directories];
-      const key = await watchListing(dirs);
+      const key = await watchListing(dirs, ctx);
       let offset = 0;
       if (cursor !== undefined) {
         const state = decodeCursor('file-resources', cursor, listCursor);

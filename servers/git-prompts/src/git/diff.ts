@@ -221,6 +221,9 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
   if (patchResult.truncated.stdout) sections.pop();
 
   const sectionFor = placeSections(entries, sections);
+  // Paths shown by a section or summarised as a conflict. A set, not a scan per entry: most of a
+  // 2,000-file change has no section (past the patch cap), and a scan each made this quadratic.
+  const accounted = new Set(entries.filter((entry, i) => entry.status === 'U' || sectionFor.has(i)).map((entry) => entry.path));
   const files: DiffFile[] = [];
   const parts: string[] = [];
   const binaries: { index: number; entry: RawEntry }[] = [];
@@ -230,7 +233,7 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
     const section = sectionFor.get(i);
     if (section === undefined) {
       // A conflicted path is listed twice by an unstaged diff (U, then M) with one combined section.
-      if (entry.status !== 'U' && entries.some((other, j) => j !== i && other.path === entry.path && (other.status === 'U' || sectionFor.has(j)))) return;
+      if (entry.status !== 'U' && accounted.has(entry.path)) return;
       files.push(file);
       if (entry.status === 'U') {
         file.shown = 'summary';

@@ -48,23 +48,37 @@ export function parseStatus(text: string): RepositoryStatus {
         status.behind = Number(m[2]);
       }
     } else if (record.startsWith('1 ') || record.startsWith('2 ')) {
-      const fields = record.split(' ');
-      const xy = fields[1] ?? '..';
-      const renamed = record.startsWith('2 ');
-      // The path is everything after the fixed fields (a path may contain spaces).
-      const fixed = renamed ? 9 : 8;
-      const pathText = fields.slice(fixed).join(' ');
+      const renamed = record.charCodeAt(0) === 50; // '2'
+      // The path is everything after the fixed fields (a path may contain spaces). Found by
+      // counting spaces, not by splitting: a 2,000-file status is 2,000 records of ten fields.
+      const pathText = afterFields(record, renamed ? 9 : 8);
       const from = renamed ? records[++i] : undefined;
-      const entry = (letter: string): StatusEntry => ({ path: pathText, ...(from && (letter === 'R' || letter === 'C') ? { from } : {}), change: CHANGE[letter] ?? letter });
-      if (xy[0] !== '.') status.staged.push(entry(xy[0]!));
-      if (xy[1] !== '.') status.unstaged.push(entry(xy[1]!));
+      const x = record.charAt(2);
+      const y = record.charAt(3);
+      if (x !== '.') status.staged.push(statusEntry(pathText, from, x));
+      if (y !== '.') status.unstaged.push(statusEntry(pathText, from, y));
     } else if (record.startsWith('u ')) {
-      status.conflicted.push({ path: record.split(' ').slice(10).join(' '), change: 'conflicted' });
+      status.conflicted.push({ path: afterFields(record, 10), change: 'conflicted' });
     } else if (record.startsWith('? ')) {
       status.untracked.push({ path: record.slice(2), change: 'untracked' });
     }
   }
   return status;
+}
+
+/** The text after the first `count` space-separated fields of a record. */
+function afterFields(record: string, count: number): string {
+  let at = -1;
+  for (let n = 0; n < count; n++) {
+    at = record.indexOf(' ', at + 1);
+    if (at === -1) return '';
+  }
+  return record.slice(at + 1);
+}
+
+function statusEntry(path: string, from: string | undefined, letter: string): StatusEntry {
+  const change = CHANGE[letter] ?? letter;
+  return from && (letter === 'R' || letter === 'C') ? { path, from, change } : { path, change };
 }
 
 export async function readStatus(repo: GitRepository, signal?: AbortSignal): Promise<RepositoryStatus> {

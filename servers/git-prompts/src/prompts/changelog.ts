@@ -58,7 +58,7 @@ export function changelogPrompt(ws: Workspace): PromptDefinition<typeof args> {
       const start = from?.trim() || (await lastTag(repo, ctx.signal));
       const range = start ? await resolveRange(repo, `${start}..HEAD`, ctx.signal) : undefined;
       const { commits, more } = await readLog(repo, { maxCount: MAX_COMMITS, ...(range ? { range: { from: range.from, to: range.to } } : {}), signal: ctx.signal });
-      const since = start ? `since ${start}` : `of the whole history (${repo.name} has no tag yet${more ? `; the ${MAX_COMMITS} newest commits` : ''})`;
+      const since = start ? `since ${start}` : `of the whole history (no tag yet${more ? `; the ${MAX_COMMITS} newest commits` : ''})`;
       if (commits.length === 0) {
         return { description: `No changes ${since}`, messages: [say(`There are no commits ${since} in ${repo.name}, so there is nothing for a changelog yet.`)] };
       }

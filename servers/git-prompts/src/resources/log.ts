@@ -30,30 +30,16 @@ function parseLimit(value: string | undefined): number {
 
 const repoCompleter = (ws: Workspace) => ({ repo: (value: string, _context: unknown, ctx: RequestContext) => completeRepository(ws, ctx, value) });
 
-/** `git://{repo}/log`: the 20 newest commits of the current branch. */
+/** `git://{repo}/log`: the 20 newest commits of the current branch; `git://{repo}/log?limit=N` for N. */
 export function logResource(ws: Workspace): ResourceTemplateDefinition {
   return {
     uriTemplate: TEMPLATES.log,
     name: 'log',
     title: 'Recent commits',
-    description: `The ${DEFAULT_LIMIT} newest commits of the current branch, one line each with the message body indented below.`,
-    mimeType: 'text/plain',
-    read: (uri, variables, ctx) => readCommits(ws, uri, variables, ctx, DEFAULT_LIMIT),
-    list: async (_cursor, ctx) => perRepository(ws, ctx, (repo) => ({ uri: gitUri.log(repo), name: `${repo} recent commits`, mimeType: 'text/plain' })),
-    subscribe: subscribeToRepository(ws),
-    complete: repoCompleter(ws),
-  };
-}
-
-/** `git://{repo}/log?limit=N`. */
-export function logLimitResource(ws: Workspace): ResourceTemplateDefinition {
-  return {
-    uriTemplate: TEMPLATES.logLimit,
-    name: 'log-limit',
-    title: 'Commits',
-    description: `The newest commits of the current branch (limit 1 to ${MAX_LIMIT}).`,
+    description: `The newest commits of the current branch (${DEFAULT_LIMIT}, or limit from 1 to ${MAX_LIMIT}), one line each with the message body indented below.`,
     mimeType: 'text/plain',
     read: (uri, variables, ctx) => readCommits(ws, uri, variables, ctx, parseLimit(variables.limit)),
+    list: async (_cursor, ctx) => perRepository(ws, ctx, (repo) => ({ uri: gitUri.log(repo), name: `${repo} recent commits`, mimeType: 'text/plain' })),
     subscribe: subscribeToRepository(ws),
     complete: { ...repoCompleter(ws), limit: (value) => ['10', '20', '50', '100'].filter((v) => v.startsWith(value)) },
   };

@@ -4,7 +4,7 @@ import { commitInstructions, commitStyle } from '../commit-message.js';
 import { hasChanges, renderDiff } from '../git/diff.js';
 import { describeStatus, readStatus } from '../git/status.js';
 import type { Workspace } from '../workspace.js';
-import { READ_ONLY, repoPath } from './arguments.js';
+import { repoPath } from './arguments.js';
 
 const input = z.object({
   repo_path: repoPath,
@@ -30,7 +30,9 @@ export function draftCommitMessage(ws: Workspace): ToolDefinition<typeof input, 
       "Drafts a commit message for the staged changes (or for `changes`). When the client supports sampling, the client's model writes it (the user may be asked to approve); otherwise the result is the request itself, the same text as the git-commit prompt, for you to answer.",
     input,
     output,
-    annotations: { title: 'Draft a commit message', ...READ_ONLY },
+    // It changes nothing in the repository, but its answer is written by the client's model (open
+    // world: outside this server), and a model asked twice writes two different messages.
+    annotations: { title: 'Draft a commit message', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async ({ repo_path, changes }, ctx) => {
       let request: string;
       if (changes !== undefined) {

@@ -1,6 +1,15 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor, type ChangeSource, type RequestContext, type ResourceContents, type ResourceListing, type ResourceTemplateDefinition } from '@suite/shared';
+import {
+  decodeCursor,
+  encodeCursor,
+  type ChangeSource,
+  type RequestContext,
+  type ResourceContents,
+  type ResourceListing,
+  type ResourceTemplateDefinition,
+  type TemplateVariables,
+} from '@suite/shared';
 import { logGuard, logRoots, withLog } from '../access.js';
 import { formatBytes, pointInTime } from '../arguments.js';
 import { FILE_TEMPLATE, FILTERED_TEMPLATE, type LogsConfig } from '../config.js';
@@ -10,7 +19,7 @@ import { completeLogPath } from '../known-logs.js';
 import { textLog } from '../inspect.js';
 import { hasFilter, tailLog } from '../tail.js';
 import { allLogs, formatOf } from '../targets.js';
-import { fileUri, parseFileUri } from '../uris.js';
+import { fileUri, fileView } from '../uris.js';
 
 /**
  * Every log as a `logs://file/...` resource: listed with its size, modification time and format;
@@ -25,8 +34,8 @@ const SKIPPED = new Set(['.git', 'node_modules', '.svn', '.hg']);
 
 const listCursor = z.object({ offset: z.number().int().min(0) });
 
-export async function readLogView(uri: string, ctx: RequestContext, config: LogsConfig): Promise<ResourceContents> {
-  const view = parseFileUri(uri);
+export async function readLogView(uri: string, variables: TemplateVariables, ctx: RequestContext, config: LogsConfig): Promise<ResourceContents> {
+  const view = fileView(uri, variables);
   const since = pointInTime('since', view.since);
   const filter = { ...(view.level ? { minLevel: view.level } : {}), ...(since !== undefined ? { since } : {}), ...(view.grep ? { grep: view.grep } : {}) };
   const guard = await logGuard(ctx, config);
@@ -56,8 +65,8 @@ export async function readLogView(uri: string, ctx: RequestContext, config: Logs
  * following the path (not the inode) through rename-and-create rotation, copytruncate, and the
  * moment between a rotation's rename and the new file's creation.
  */
-export async function followLog(uri: string, ctx: RequestContext, config: LogsConfig): Promise<ChangeSource> {
-  const view = parseFileUri(uri);
+export async function followLog(uri: string, variables: TemplateVariables, ctx: RequestContext, config: LogsConfig): Promise<ChangeSource> {
+  const view = fileView(uri, variables);
   const guard = await logGuard(ctx, config);
   const { real } = await withLog(guard, view.path, async (log) => log);
   return { paths: [real] };
@@ -90,7 +99,7 @@ async function listLogs(cursor: string | undefined, ctx: RequestContext, config:
   const split = await logRoots(ctx, config);
   const watch = listingWatch(split.directories, split.files);
   // Held per session under one key per set of roots; released when the session ends.
-  await config.changes.watchListing(ctx.sessionId, `logs-listing:${watch.dirs.join('\u0000')}`, watch.dirs, {
+  await ctx.changes.watchListing(`logs-listing:${watch.dirs.join('\u0000')}`, watch.dirs, {
     depth: config.limits.discoveryDepth,
     ignored: watch.ignored,
   });
@@ -120,11 +129,11 @@ async function listLogs(cursor: string | undefined, ctx: RequestContext, config:
 
 export function logFileTemplates(config: LogsConfig): ResourceTemplateDefinition[] {
   const complete = { path: (value: string, _context: unknown, ctx: RequestContext) => completeLogPath(value, ctx, config, (p) => p.slice(1)) };
-  const read = (uri: string, _variables: unknown, ctx: RequestContext): Promise<ResourceContents> => readLogView(uri, ctx, config);
-  const subscribe = (uri: string, _variables: unknown, ctx: RequestContext): Promise<ChangeSource> => followLog(uri, ctx, config);
+  const read = (uri: string, variables: TemplateVariables, ctx: RequestContext): Promise<ResourceContents> => readLogView(uri, variables, ctx, config);
+  const subscribe = (uri: string, variables: TemplateVariables, ctx: RequestContext): Promise<ChangeSource> => followLog(uri, variables, ctx, config);
   return [
     {
-      // The filtered view is listed first; a URI with only some of its parameters is matched by the plain template below.
+      // Listed first: shared's matcher gives it every logs://file URI, with any subset of its parameters or none.
       uriTemplate: FILTERED_TEMPLATE,
       name: 'log-view',
       title: 'Filtered view of a log',

@@ -22,10 +22,10 @@ export function insightTools(config: SqliteConfig): AnyToolDefinition[] {
     // memo and never touches the database or anything else of the user's, so it stays available
     // (the demo prompt relies on it) when the database is read-only.
     annotations: { title: 'Record an insight', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    handler: async ({ insight }) => {
+    handler: async ({ insight }, ctx) => {
       if (insights.length >= MAX_INSIGHTS) insights.shift();
       insights.push(insight);
-      config.changes?.publish(INSIGHTS_URI);
+      ctx.changes.resourceUpdated(INSIGHTS_URI);
       return { text: `Insight added to ${INSIGHTS_URI} (${insights.length} in the memo).`, structured: { count: insights.length } };
     },
   }));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
+import { ToolError, defineTool, type AnyToolDefinition, type RequestContext } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 import type { SqliteDatabase } from '../database.js';
 import type { ChangeResult, Params, RowsResult } from '../executor.js';
@@ -35,7 +35,7 @@ async function runWrite(
   sql: string,
   params: Params,
   timeoutSeconds: number | undefined,
-  signal: AbortSignal,
+  ctx: RequestContext,
   label: string,
 ): Promise<RowsResult | ChangeResult> {
   const db = config.database;
@@ -48,7 +48,7 @@ async function runWrite(
   try {
     result = await writer.write(
       { sql, params, maxRows: limits.defaultMaxRows, maxBytes: limits.maxBytes, maxCellChars: limits.maxCellChars },
-      { timeoutMs: callTimeoutMs(limits, timeoutSeconds), signal, label },
+      { timeoutMs: callTimeoutMs(limits, timeoutSeconds), signal: ctx.signal, label },
     );
   } catch (error) {
     // SQLite refuses to write to a file moved since it was opened (SQLITE_READONLY_DBMOVED), which
@@ -68,7 +68,7 @@ async function runWrite(
     );
   }
   // A new or dropped table changes resources/list; content changes reach subscribers through the file watcher.
-  if (schemaVersion(db) !== before) config.changes?.publishListChanged();
+  if (schemaVersion(db) !== before) ctx.changes.resourceListChanged();
   return result;
 }
 
@@ -89,7 +89,7 @@ export function writeTools(config: SqliteConfig): AnyToolDefinition[] {
     output: WRITE_OUTPUT,
     annotations: { title: 'Change the database', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     handler: async (args, ctx) => {
-      const result = await runWrite(config, statementOf(args), args.params, args.timeoutSeconds, ctx.signal, 'write_query');
+      const result = await runWrite(config, statementOf(args), args.params, args.timeoutSeconds, ctx, 'write_query');
       if (isRows(result)) {
         const changes = result.changes ?? result.rowCount;
         return {
@@ -113,7 +113,7 @@ export function writeTools(config: SqliteConfig): AnyToolDefinition[] {
     handler: async (args, ctx) => {
       const query = statementOf(args);
       if (!isCreateTable(query)) throw ToolError.invalidArgument('create_table accepts only a CREATE TABLE statement; use write_query for other changes.');
-      await runWrite(config, query, undefined, undefined, ctx.signal, 'create_table');
+      await runWrite(config, query, undefined, undefined, ctx, 'create_table');
       return { text: 'Table created.', structured: { created: true } };
     },
   }));
