@@ -47,7 +47,8 @@ const PROTOCOL_VERSION = '2025-06-18';
 
 /** What the kit measured, printed after the suite. */
 interface Measures {
-  peakRss: Record<string, number>;
+  /** Peak RSS by process: the server itself, and the sum of its children's peaks (query processes, git). */
+  peakRss: Record<string, { self: number; children: number }>;
   concurrent?: { count: number; p50: number; p99: number; max: number; wallMs: number };
   stdinCloseMs?: number;
   sigtermMs?: number;
@@ -101,7 +102,11 @@ export function abuseSuite(target: ConformanceTarget, options: AbuseOptions = {}
       await prepared?.cleanup();
       const c = measures.concurrent;
       const parts = [
-        `peak RSS ${Object.entries(measures.peakRss).map(([where, bytes]) => `${where} ${mib(bytes)}`).join(', ') || 'n/a'}`,
+        `peak RSS ${
+          Object.entries(measures.peakRss)
+            .map(([where, peak]) => `${where} ${mib(peak.self)}${peak.children > 0 ? ` (+ children ${mib(peak.children)})` : ''}`)
+            .join(', ') || 'n/a'
+        }`,
         c ? `${c.count} concurrent ${prepared?.cheapCall.name}: p50 ${c.p50.toFixed(0)} ms, p99 ${c.p99.toFixed(0)} ms, max ${c.max.toFixed(0)} ms, all in ${c.wallMs.toFixed(0)} ms` : undefined,
         measures.stdinCloseMs !== undefined ? `exit after stdin close ${measures.stdinCloseMs.toFixed(0)} ms` : undefined,
         measures.sigtermMs !== undefined ? `exit after SIGTERM with work in flight ${measures.sigtermMs.toFixed(0)} ms` : undefined,
@@ -128,10 +133,11 @@ export function abuseSuite(target: ConformanceTarget, options: AbuseOptions = {}
     };
 
     const recordPeak = (where: string, s: RawStdioServer): void => {
-      const peak = s.peakRssBytes();
+      const peak = s.peakRss();
       if (peak === undefined) return;
-      measures.peakRss[where] = Math.max(measures.peakRss[where] ?? 0, peak);
-      expect(peak, `peak RSS of ${where}`).toBeLessThan(maxPeakRss);
+      const known = measures.peakRss[where] ?? { self: 0, children: 0 };
+      measures.peakRss[where] = { self: Math.max(known.self, peak.self), children: Math.max(known.children, peak.children) };
+      expect(peak.self, `peak RSS of ${where}`).toBeLessThan(maxPeakRss);
     };
 
     it('answers malformed and non-JSON-RPC lines with JSON-RPC errors, ignores stray responses, and keeps serving', async () => {
@@ -292,7 +298,7 @@ export function abuseSuite(target: ConformanceTarget, options: AbuseOptions = {}
       );
       // The first answer shows the work has started; the rest is still in flight.
       await within(Promise.any(requests), 5000);
-      recordPeak('stdio, SIGTERM probe', victim);
+      recordPeak('SIGTERM probe', victim);
       const signalled = performance.now();
       victim.kill('SIGTERM');
       const exit = await within(victim.exited, 10_000);

@@ -5,7 +5,7 @@
  * trace, no path of this machine the user did not give).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -280,9 +280,9 @@ export class RawStdioServer {
     }
   }
 
-  /** The most resident memory the process has had so far (Linux VmHWM), in bytes; undefined elsewhere. */
-  peakRssBytes(): number | undefined {
-    return this.pid === undefined || this.hasExited ? undefined : peakRssOf(this.pid);
+  /** The most resident memory the process (and, separately, its live children) has had so far; undefined off Linux. */
+  peakRss(): { self: number; children: number; count: number } | undefined {
+    return this.pid === undefined || this.hasExited ? undefined : peakRssOfTree(this.pid);
   }
 
   closeStdin(): void {
@@ -314,6 +314,39 @@ export function peakRssOf(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Live descendants of a process (Linux /proc/<pid>/task/<tid>/children), depth first. */
+function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return found;
+  }
+  for (const task of tasks) {
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const child of children.split(/\s+/).filter(Boolean).map(Number)) found.push(child, ...descendantsOf(child));
+  }
+  return found;
+}
+
+/**
+ * Peak resident memory of a process plus that of its live descendants (query processes, git), in
+ * bytes: the sum of their peaks, an upper bound of the peak of the whole. Undefined off Linux.
+ */
+export function peakRssOfTree(pid: number): { self: number; children: number; count: number } | undefined {
+  const self = peakRssOf(pid);
+  if (self === undefined) return undefined;
+  const descendants = descendantsOf(pid);
+  const children = descendants.reduce((sum, child) => sum + (peakRssOf(child) ?? 0), 0);
+  return { self, children, count: descendants.length };
 }
 
 /** A server bin started with --http, and where it listens. */

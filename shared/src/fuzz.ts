@@ -31,6 +31,7 @@ export type { ConformanceTarget, PreparedTarget, FuzzSettings, ToolCall } from '
 /** The seed of every normal run: the same cases each time, so a failure in CI reproduces locally. */
 export const DEFAULT_FUZZ_SEED = 20_240_611;
 export const DEFAULT_FUZZ_RUNS = 100;
+const MAX_CASE_BYTES = 4 * 1024 * 1024;
 
 function envInteger(name: string): number | undefined {
   const value = process.env[name];
@@ -187,6 +188,9 @@ export interface FuzzToolOptions {
 export async function fuzzTool(connection: FuzzConnection, tool: { name: string; inputSchema: Record<string, unknown> }, options: FuzzToolOptions): Promise<void> {
   const cases = fc
     .limitShrink(fuzzCases(tool.inputSchema, { samples: options.samples ?? [], ...(options.canary ? { canary: options.canary } : {}) }), 200)
+    // Within what every transport carries (4 MiB, the HTTP default): a string at a maxLength of a
+    // million NULs is 6 MB of JSON, and message limits are the abuse kit's business.
+    .filter((c) => Buffer.byteLength(JSON.stringify(c.args)) <= MAX_CASE_BYTES)
     // fast-check prints a counterexample whole; a 4 KiB string would bury the report.
     .map((c) => ({ ...c, [fc.toStringMethod]: () => `${printable(c.args)}${c.violation ? ` [${c.violation}]` : ''}` }));
   await fc.assert(

@@ -43,13 +43,13 @@ export function hostileStrings(canary = '/tmp/suite-fuzz-canary'): string[] {
     'C:\\Windows\\System32', '\\\\server\\share\\x', 'a\\..\\..\\b',
     '\u0000', 'a\u0000b', 'ok.txt\u0000.png', 'line\nbreak', 'carriage\rreturn', '\t', ' leading', 'trailing ', '"quoted"', "'single'",
     '-', '--', '-h', '--help', '--version', `--output=${canary}`, `-o${canary}`, `--upload-pack=touch ${canary}`, `--exec=touch ${canary}`, '-rf', '--all',
-    '$(touch /tmp/suite-fuzz-subshell)', '`id`', '; id', '| id', '&& id', '${IFS}', '%s%n%x', '{{7*7}}', '${jndi:ldap://127.0.0.1/x}',
+    `$(touch ${canary})`, '`id`', '; id', '| id', '&& id', '${IFS}', '%s%n%x', '{{7*7}}', '${jndi:ldap://127.0.0.1/x}',
     '*', '**', '**/*', '?', '[', ']', '[!a]', '{a,b}', '(', ')', '(a+)+$', '(.*)*', '\\', '^', '$', '.*',
     'e\u0301\u0301\u0301\u0301', '\u202Egnp.exe', '\u200F\u05E9\u05DC\u05D5\u05DD', 'مرحبا', '\u200B', '\uFEFF', '\uFFFD', '\uD800', '\uDC00x',
     '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '😀', '👩‍👩‍👧‍👦', '\u{10FFFF}', '\u0007\u001b[31mred\u001b[0m',
     'a'.repeat(255), 'a'.repeat(256), 'a'.repeat(LONG), 'x/'.repeat(600), `${'/a'.repeat(300)}`,
     'null', 'undefined', 'NaN', 'true', '0', '-1', '1e308', '{}', '[]', '{"a":1}',
-    "'; DROP TABLE users; --", "' OR '1'='1", 'SELECT 1', 'SELECT * FROM sqlite_master', 'PRAGMA writable_schema=1', 'ATTACH DATABASE \'/tmp/x.db\' AS x',
+    "'; DROP TABLE users; --", "' OR '1'='1", 'SELECT 1', 'SELECT * FROM sqlite_master', 'PRAGMA writable_schema=1', `ATTACH DATABASE '${canary}' AS x`, `VACUUM INTO '${canary}'`, `COPY (SELECT 1) TO '${canary}'`,
     '<script>alert(1)</script>', '<!-- x -->', 'CON', 'nul', 'aux.txt', '.git', '.git/config', '.git/hooks/pre-commit', '.env', 'HEAD', 'HEAD~1', '@{-1}', 'refs/heads/main', 'main..feature',
   ];
 }
