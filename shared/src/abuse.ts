@@ -117,6 +117,7 @@ export function abuseSuite(target: ConformanceTarget, options: AbuseOptions = {}
     /** Checks what an answer says: no stack trace, no path of this machine the call did not give. */
     const expectClean = (text: string, call: unknown): void => {
       expect(findStackTrace(text), `a stack trace in: ${text.slice(0, 500)}`).toBeUndefined();
+      for (const secret of prepared.secrets ?? []) expect(text.includes(secret), `a secret in: ${text.slice(0, 500)}`).toBe(false);
       expect(findForeignPaths(text, prepared.allowedPaths, stringsIn(call)), `paths outside the sandbox in: ${text.slice(0, 500)}`).toEqual([]);
     };
 
@@ -130,6 +131,7 @@ export function abuseSuite(target: ConformanceTarget, options: AbuseOptions = {}
       expect(cheap.error, JSON.stringify(cheap.error)).toBeUndefined();
       expect(cheap.result?.isError, textOf(cheap)).not.toBe(true);
       expect(s.garbage).toEqual([]);
+      for (const secret of prepared.secrets ?? []) expect(s.stderr().includes(secret), 'a secret in the server log').toBe(false);
     };
 
     const recordPeak = (where: string, s: RawStdioServer): void => {

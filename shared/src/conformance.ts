@@ -43,6 +43,8 @@ export interface PreparedTarget {
    * Any other absolute path of this machine in an answer is a leak, unless the call itself gave it.
    */
   allowedPaths: string[];
+  /** Values no answer and no log line may contain (a database password, a token): redaction is checked too. */
+  secrets?: string[];
   /** Strings the fuzzer mixes into generated ones, so that cases get past validation: fixture names, paths in the sandbox, SQL. */
   samples?: string[];
   /** What the SIGTERM probe sends before the signal, and how it checks that nothing was left half-written. */

@@ -145,7 +145,7 @@ export class FuzzConnection {
 }
 
 /** What is wrong with one answer, or an empty list. */
-function problemsWith(outcome: Outcome, fuzzCase: FuzzCase, allowedPaths: readonly string[], connection: FuzzConnection): string[] {
+function problemsWith(outcome: Outcome, fuzzCase: FuzzCase, options: FuzzToolOptions, connection: FuzzConnection): string[] {
   if (outcome.kind === 'crash') return [outcome.message];
   if (outcome.kind === 'protocol') {
     return [`a JSON-RPC error (${outcome.code}) instead of ${fuzzCase.violation ? 'an isError result' : 'a result'}: ${outcome.message.slice(0, 500)}`];
@@ -153,8 +153,9 @@ function problemsWith(outcome: Outcome, fuzzCase: FuzzCase, allowedPaths: readon
   const problems: string[] = [];
   const stack = findStackTrace(outcome.text);
   if (stack) problems.push(`a stack trace in the answer: ${stack}`);
-  const paths = findForeignPaths(outcome.text, allowedPaths, stringsIn(fuzzCase.args));
+  const paths = findForeignPaths(outcome.text, options.allowedPaths, stringsIn(fuzzCase.args));
   if (paths.length > 0) problems.push(`paths of this machine outside the sandbox in the answer: ${paths.join(', ')}`);
+  if ((options.secrets ?? []).some((secret) => outcome.text.includes(secret) || connection.stderr().includes(secret))) problems.push('a secret in the answer or the server log');
   const unexpected = /failed unexpectedly \(error id ([0-9a-f]+)\)/.exec(outcome.text);
   if (unexpected) {
     const detail = connection.stderr().split('\n').filter((line) => line.includes(unexpected[1]!)).join('\n');
@@ -179,6 +180,8 @@ export interface FuzzToolOptions {
   callTimeoutMs?: number;
   /** A path option-like strings point at (`--output=<canary>`); it must not exist afterwards. */
   canary?: string;
+  /** Values no answer and no log line may contain. */
+  secrets?: readonly string[];
 }
 
 /**
@@ -196,7 +199,7 @@ export async function fuzzTool(connection: FuzzConnection, tool: { name: string;
   await fc.assert(
     fc.asyncProperty(cases, async (fuzzCase) => {
       const outcome = await connection.call(tool.name, fuzzCase.args, options.callTimeoutMs ?? 20_000);
-      const problems = problemsWith(outcome, fuzzCase, options.allowedPaths, connection);
+      const problems = problemsWith(outcome, fuzzCase, options, connection);
       if (problems.length > 0) throw new Error(`${tool.name}(${printable(fuzzCase.args)})${fuzzCase.violation ? ` [${fuzzCase.violation}]` : ''}:\n${problems.join('\n')}`);
     }),
     { numRuns: options.numRuns, seed: seedFor(options.seed, tool.name), includeErrorInReport: true },
@@ -232,6 +235,7 @@ export function fuzzSuite(target: ConformanceTarget): void {
       seed,
       allowedPaths: prepared.allowedPaths,
       samples: prepared.samples ?? [],
+      secrets: prepared.secrets ?? [],
       canary: path.join(os.tmpdir(), `suite-fuzz-canary-${process.pid}`),
       ...(prepared.fuzz?.callTimeoutMs ? { callTimeoutMs: prepared.fuzz.callTimeoutMs } : {}),
     };
