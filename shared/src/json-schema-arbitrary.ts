@@ -301,9 +301,10 @@ function integer(schema: JsonSchema): fc.Arbitrary<number> {
   const max = Math.min(MAX_SAFE, Math.floor(num(schema.maximum) ?? (exclusiveMax !== undefined ? exclusiveMax - 1 : MAX_SAFE)));
   if (min > max) return fc.constant(min);
   const edges = [min, max, min + 1, max - 1, 0, 1, -1, 2 ** 31 - 1, 2 ** 31, 2 ** 32, -(2 ** 31), 1000, 10_000, 1_000_000].filter((n) => n >= min && n <= max);
-  const small = fc.integer({ min: Math.max(min, -1000), max: Math.min(max, 1000) });
+  // Small values where the range has them; else values near its lower end.
+  const small = min <= 1000 && max >= -1000 ? fc.integer({ min: Math.max(min, -1000), max: Math.min(max, 1000) }) : fc.integer({ min, max: Math.min(max, min + 1000) });
   return fc.oneof(
-    { weight: 3, arbitrary: min <= 1000 && max >= -1000 ? small : fc.constant(min) },
+    { weight: 3, arbitrary: small },
     { weight: 2, arbitrary: fc.constantFrom(...edges) },
     { weight: 2, arbitrary: fc.bigInt(BigInt(min), BigInt(max)).map(Number) },
   );

@@ -16,7 +16,7 @@ const SCHEMAS = {
     mode: z.enum(['fast', 'thorough']).optional(),
     limit: z.number().int().min(1).max(500).default(50),
   }),
-  numbers: z.object({ n: z.number().int().min(-3).max(7), x: z.number().min(-1).max(1).optional(), big: z.number().int().optional(), ratio: z.number().gt(0).lt(1).optional() }),
+  numbers: z.object({ n: z.number().int().min(-3).max(7), bytes: z.number().int().min(1024).max(262_144).default(65_536), negative: z.number().int().max(-5000).optional(), x: z.number().min(-1).max(1).optional(), big: z.number().int().optional(), ratio: z.number().gt(0).lt(1).optional() }),
   nested: z.object({
     files: z.array(z.object({ path: z.string().min(1), content: z.string() })).min(1).max(3),
     options: z.object({ deep: z.boolean().default(false), tags: z.array(z.string().max(5)).max(2).optional() }).optional(),
