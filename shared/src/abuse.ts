@@ -104,7 +104,7 @@ export function abuseSuite(target: ConformanceTarget, options: AbuseOptions = {}
       const parts = [
         `peak RSS ${
           Object.entries(measures.peakRss)
-            .map(([where, peak]) => `${where} ${mib(peak.self)}${peak.children > 0 ? ` (+ children ${mib(peak.children)})` : ''}`)
+            .map(([where, peak]) => `${where} ${mib(peak.self)}${peak.children >= MiB ? ` (+ children ${mib(peak.children)})` : ''}`)
             .join(', ') || 'n/a'
         }`,
         c ? `${c.count} concurrent ${prepared?.cheapCall.name}: p50 ${c.p50.toFixed(0)} ms, p99 ${c.p99.toFixed(0)} ms, max ${c.max.toFixed(0)} ms, all in ${c.wallMs.toFixed(0)} ms` : undefined,
@@ -263,8 +263,9 @@ export function abuseSuite(target: ConformanceTarget, options: AbuseOptions = {}
       expect(new Set(answers.map(textOf)).size).toBe(1);
       latencies.sort((a, b) => a - b);
       measures.concurrent = { count: concurrency, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1)!, wallMs };
-      // A sanity bound, not a benchmark (pnpm bench stress has the figures): ten times the target of 1 s.
-      expect(measures.concurrent.p99).toBeLessThan(10_000);
+      // A bound on falling over, not a benchmark (the p50 and p99 are printed; pnpm bench stress holds the
+      // latency targets): every call answered within half the SDK client's default request timeout.
+      expect(measures.concurrent.max).toBeLessThan(30_000);
       await new Promise((r) => setTimeout(r, 100));
       expect(server.stderr()).not.toContain('MaxListenersExceededWarning');
       recordPeak('stdio', server);

@@ -401,6 +401,8 @@ export function findStackTrace(text: string): string | undefined {
 const ABSOLUTE_PATH = /(?<![\w.~:/\\%@-])\/[^\s'"`<>|,;()[\]{}*?\\]+/g;
 const FILE_URI = /file:\/\/(\/[^\s'"`<>|,;()[\]{}\\]+)/g;
 
+const UNIVERSAL_PATHS = new Set(['/dev/null']);
+
 const rootEntries = new Map<string, boolean>();
 
 /** Whether `/name` exists on this machine: what separates a path of the machine from an API path such as /repos/acme/x. */
@@ -458,6 +460,8 @@ export function findForeignPaths(text: string, allowed: readonly string[], given
   ];
   for (const { raw, at } of candidates) {
     const candidate = raw.replace(/[.:!]+$/, '');
+    // The same on every machine, and part of formats (a new file's diff is "--- /dev/null").
+    if (UNIVERSAL_PATHS.has(candidate)) continue;
     const first = candidate.split('/')[1];
     if (!first || !rootEntryExists(first)) continue;
     if (allowed.some((dir) => inside(candidate, dir))) continue;
