@@ -103,6 +103,16 @@ describe('tools', () => {
     }
   });
 
+  it('refuses a string argument that is not well-formed Unicode (an unpaired surrogate) before the handler runs (found by the fuzzer)', async () => {
+    session = await connectInProcess(build());
+    for (const text of ['\udc00x', 'a\ud800', 'ok \ud83d']) {
+      const out = await session.callTool('echo', { text });
+      expect(out).toMatchObject({ isError: true, text: 'Invalid arguments for echo: text: contains an unpaired UTF-16 surrogate, which is not Unicode text; send the characters themselves.' });
+    }
+    // Characters outside the Basic Multilingual Plane, as surrogate pairs, are fine.
+    expect((await session.callTool('echo', { text: '\ud83d\ude00 \u{1D518}' })).isError).toBe(false);
+  });
+
   it('keeps unknown tools a protocol error', async () => {
     session = await connectInProcess(build());
     await expect(session.client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
