@@ -47,6 +47,8 @@ export interface PreparedTarget {
   secrets?: string[];
   /** Strings the fuzzer mixes into generated ones, so that cases get past validation: fixture names, paths in the sandbox, SQL. */
   samples?: string[];
+  /** Values the fuzzer uses often for arguments of these names (`owner: ['acme']`, `issue_number: [1, 2]`). */
+  namedSamples?: Record<string, unknown[]>;
   /** What the SIGTERM probe sends before the signal, and how it checks that nothing was left half-written. */
   inFlight?: InFlightWork;
   /** HTTP mode. Default: one `--auth-token` gate, which the kit sets. */

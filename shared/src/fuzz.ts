@@ -153,7 +153,8 @@ function problemsWith(outcome: Outcome, fuzzCase: FuzzCase, options: FuzzToolOpt
   const problems: string[] = [];
   const stack = findStackTrace(outcome.text);
   if (stack) problems.push(`a stack trace in the answer: ${stack}`);
-  const paths = findForeignPaths(outcome.text, options.allowedPaths, stringsIn(fuzzCase.args));
+  // A stateful server (an issue tracker, a database) gives back what earlier calls stored: their words count as given too.
+  const paths = findForeignPaths(outcome.text, options.allowedPaths, stringsIn(fuzzCase.args)).filter((p) => ![...(options.history ?? [])].some((g) => g.includes(p)));
   if (paths.length > 0) problems.push(`paths of this machine outside the sandbox in the answer: ${paths.join(', ')}`);
   if ((options.secrets ?? []).some((secret) => outcome.text.includes(secret) || connection.stderr().includes(secret))) problems.push('a secret in the answer or the server log');
   const unexpected = /failed unexpectedly \(error id ([0-9a-f]+)\)/.exec(outcome.text);
@@ -176,12 +177,15 @@ export interface FuzzToolOptions {
   /** Real paths the answers may name (see PreparedTarget.allowedPaths). */
   allowedPaths: readonly string[];
   samples?: readonly string[];
+  namedSamples?: Readonly<Record<string, readonly unknown[]>>;
   /** Per-call limit in ms (default 20000). */
   callTimeoutMs?: number;
   /** A path option-like strings point at (`--output=<canary>`); it must not exist afterwards. */
   canary?: string;
   /** Values no answer and no log line may contain. */
   secrets?: readonly string[];
+  /** Every string sent so far (filled in as calls go out; share one set across a server's tools). */
+  history?: Set<string>;
 }
 
 /**
@@ -190,7 +194,10 @@ export interface FuzzToolOptions {
  */
 export async function fuzzTool(connection: FuzzConnection, tool: { name: string; inputSchema: Record<string, unknown> }, options: FuzzToolOptions): Promise<void> {
   const cases = fc
-    .limitShrink(fuzzCases(tool.inputSchema, { samples: options.samples ?? [], ...(options.canary ? { canary: options.canary } : {}) }), 200)
+    .limitShrink(
+      fuzzCases(tool.inputSchema, { samples: options.samples ?? [], namedSamples: options.namedSamples ?? {}, ...(options.canary ? { canary: options.canary } : {}) }),
+      200,
+    )
     // Within what every transport carries (4 MiB, the HTTP default): a string at a maxLength of a
     // million NULs is 6 MB of JSON, and message limits are the abuse kit's business.
     .filter((c) => Buffer.byteLength(JSON.stringify(c.args)) <= MAX_CASE_BYTES)
@@ -198,6 +205,7 @@ export async function fuzzTool(connection: FuzzConnection, tool: { name: string;
     .map((c) => ({ ...c, [fc.toStringMethod]: () => `${printable(c.args)}${c.violation ? ` [${c.violation}]` : ''}` }));
   await fc.assert(
     fc.asyncProperty(cases, async (fuzzCase) => {
+      for (const text of stringsIn(fuzzCase.args)) options.history?.add(text);
       const outcome = await connection.call(tool.name, fuzzCase.args, options.callTimeoutMs ?? 20_000);
       const problems = problemsWith(outcome, fuzzCase, options, connection);
       if (problems.length > 0) throw new Error(`${tool.name}(${printable(fuzzCase.args)})${fuzzCase.violation ? ` [${fuzzCase.violation}]` : ''}:\n${problems.join('\n')}`);
@@ -235,6 +243,8 @@ export function fuzzSuite(target: ConformanceTarget): void {
       seed,
       allowedPaths: prepared.allowedPaths,
       samples: prepared.samples ?? [],
+      namedSamples: prepared.namedSamples ?? {},
+      history: new Set(),
       secrets: prepared.secrets ?? [],
       canary: path.join(os.tmpdir(), `suite-fuzz-canary-${process.pid}`),
       ...(prepared.fuzz?.callTimeoutMs ? { callTimeoutMs: prepared.fuzz.callTimeoutMs } : {}),

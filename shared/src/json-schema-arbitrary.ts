@@ -10,7 +10,7 @@
  * anyOf, oneOf, allOf (objects merged), nullable, default, and local $ref.
  */
 import fc from 'fast-check';
-import { num, schemaAt, typesOf, violationsOf, type JsonSchema } from './schema-violations.js';
+import { jsonTypesOf, num, schemaAt, typesOf, violationsOf, type JsonSchema } from './schema-violations.js';
 
 export type { JsonSchema };
 
@@ -21,6 +21,12 @@ export interface SchemaArbitraryOptions {
   maxItems?: number;
   /** A path that must never come into being: used in option-like strings (`--output=<canary>`). */
   canary?: string;
+  /**
+   * Values of the server's world by argument name (`owner: ['acme']`, `issue_number: [1, 2]`), used
+   * often for an argument of that name (at any depth) whose schema they fit: what gets a call past
+   * "not found" to the code behind it.
+   */
+  namedSamples?: Readonly<Record<string, readonly unknown[]>>;
 }
 
 /** One generated call: its arguments and whether the schema accepts them. */
@@ -65,12 +71,14 @@ class Builder {
   private readonly samples: readonly string[];
   private readonly maxItems: number;
   private readonly hostile: string[];
+  private readonly named: Readonly<Record<string, readonly unknown[]>>;
 
   constructor(
     private readonly root: JsonSchema,
     options: SchemaArbitraryOptions,
   ) {
     this.samples = options.samples ?? [];
+    this.named = options.namedSamples ?? {};
     this.maxItems = options.maxItems ?? 4;
     this.hostile = hostileStrings(options.canary);
   }
@@ -84,34 +92,38 @@ class Builder {
     return target ? this.resolve(target, depth + 1) : {};
   }
 
-  /** Values the schema accepts. */
-  valid(input: JsonSchema, depth = 0): fc.Arbitrary<unknown> {
+  /** Values the schema accepts; `name` is the argument's (or the enclosing array's) name, for named samples. */
+  valid(input: JsonSchema, depth = 0, name?: string): fc.Arbitrary<unknown> {
     const schema = this.resolve(input, depth);
-    const generated = this.validIgnoringDefault(schema, depth);
+    const generated = this.validIgnoringDefault(schema, depth, name);
+    const options: fc.WeightedArbitrary<unknown>[] = [{ weight: 5, arbitrary: generated }];
     // The default is a value the server was written for: worth trying as it is.
-    return 'default' in schema ? fc.oneof({ weight: 1, arbitrary: fc.constant(schema.default) }, { weight: 5, arbitrary: generated }) : generated;
+    if ('default' in schema) options.push({ weight: 1, arbitrary: fc.constant(schema.default) });
+    const fitting = name === undefined ? [] : (this.named[name] ?? []).filter((value) => fitsSchema(schema, value));
+    if (fitting.length > 0) options.push({ weight: 5, arbitrary: fc.constantFrom(...fitting) });
+    return options.length === 1 ? generated : fc.oneof(...options);
   }
 
-  private validIgnoringDefault(schema: JsonSchema, depth: number): fc.Arbitrary<unknown> {
+  private validIgnoringDefault(schema: JsonSchema, depth: number, name: string | undefined): fc.Arbitrary<unknown> {
     if ('const' in schema) return fc.constant(schema.const);
     if (Array.isArray(schema.enum) && schema.enum.length > 0) return fc.constantFrom(...(schema.enum as unknown[]));
     const branches = (Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined)?.map(schemaAt).filter((s): s is JsonSchema => s !== undefined);
     if (branches && branches.length > 0) {
-      const options = branches.map((branch) => this.valid(branch, depth + 1));
+      const options = branches.map((branch) => this.valid(branch, depth + 1, name));
       return schema.nullable === true ? fc.oneof(...options, fc.constant(null)) : fc.oneof(...options);
     }
     if (Array.isArray(schema.allOf)) {
       const merged = mergeAll(schema.allOf.map(schemaAt).filter((s): s is JsonSchema => s !== undefined));
-      return this.valid({ ...schema, allOf: undefined, ...merged }, depth + 1);
+      return this.valid({ ...schema, allOf: undefined, ...merged }, depth + 1, name);
     }
     const types = typesOf(schema) ?? inferTypes(schema);
-    const options = types.map((type) => this.ofType(type, schema, depth));
+    const options = types.map((type) => this.ofType(type, schema, depth, name));
     if (schema.nullable === true && !types.includes('null')) options.push(fc.constant(null));
     if (options.length === 0) return this.anyJson(depth);
     return options.length === 1 ? options[0]! : fc.oneof(...options);
   }
 
-  private ofType(type: string, schema: JsonSchema, depth: number): fc.Arbitrary<unknown> {
+  private ofType(type: string, schema: JsonSchema, depth: number, name: string | undefined): fc.Arbitrary<unknown> {
     switch (type) {
       case 'string':
         return this.string(schema);
@@ -124,7 +136,7 @@ class Builder {
       case 'null':
         return fc.constant(null);
       case 'array':
-        return this.array(schema, depth);
+        return this.array(schema, depth, name);
       case 'object':
         return this.object(schema, depth);
       default:
@@ -188,11 +200,11 @@ class Builder {
     return this.plainString(min, max);
   }
 
-  private array(schema: JsonSchema, depth: number): fc.Arbitrary<unknown[]> {
+  private array(schema: JsonSchema, depth: number, name: string | undefined): fc.Arbitrary<unknown[]> {
     const items = schemaAt(schema.items) ?? {};
     const minLength = Math.max(0, num(schema.minItems) ?? 0);
     const maxLength = Math.max(minLength, Math.min(num(schema.maxItems) ?? this.maxItems, Math.max(minLength, this.maxItems)));
-    const item = this.valid(items, depth + 1);
+    const item = this.valid(items, depth + 1, name);
     return schema.uniqueItems === true ? fc.uniqueArray(item, { minLength, maxLength, selector: (v) => JSON.stringify(v) }) : fc.array(item, { minLength, maxLength });
   }
 
@@ -200,7 +212,7 @@ class Builder {
     const properties = schemaAt(schema.properties) ?? {};
     const required = (Array.isArray(schema.required) ? schema.required : []).filter((k): k is string => typeof k === 'string');
     const model: Record<string, fc.Arbitrary<unknown>> = {};
-    for (const [key, value] of Object.entries(properties)) model[key] = this.valid(schemaAt(value) ?? {}, depth + 1);
+    for (const [key, value] of Object.entries(properties)) model[key] = this.valid(schemaAt(value) ?? {}, depth + 1, key);
     for (const key of required) model[key] ??= this.anyJson(depth + 1);
     const record = fc.record(model, { requiredKeys: required, noNullPrototype: true });
     const additional = schema.additionalProperties;
@@ -247,6 +259,27 @@ class Builder {
     }
     return mutations.length > 0 ? fc.oneof(...mutations) : undefined;
   }
+}
+
+/** Whether a known value fits a schema closely enough to be offered as an accepted one. */
+function fitsSchema(schema: JsonSchema, value: unknown): boolean {
+  if (Array.isArray(schema.enum)) return schema.enum.includes(value);
+  const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
+  if (branches) return branches.some((branch) => fitsSchema(schemaAt(branch) ?? {}, value));
+  const types = typesOf(schema);
+  if (types && !jsonTypesOf(value).some((t) => types.includes(t))) return false;
+  if (typeof value === 'string') {
+    if (value.length < (num(schema.minLength) ?? 0) || value.length > (num(schema.maxLength) ?? Infinity)) return false;
+    if (typeof schema.pattern === 'string') {
+      try {
+        return new RegExp(schema.pattern, 'u').test(value);
+      } catch {
+        return false;
+      }
+    }
+  }
+  if (typeof value === 'number') return value >= (num(schema.minimum) ?? -Infinity) && value <= (num(schema.maximum) ?? Infinity);
+  return true;
 }
 
 function inferTypes(schema: JsonSchema): string[] {

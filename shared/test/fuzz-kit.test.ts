@@ -62,6 +62,20 @@ describe('fuzzCases: arguments from a published input schema', () => {
   });
 });
 
+describe('named samples', () => {
+  it('offer the values of the server\'s world for arguments of that name, where they fit the schema', () => {
+    const schema = toJsonSchema(z.object({ owner: z.string().regex(/^[a-z]+$/), files: z.array(z.object({ path: z.string() })).min(1).max(2), n: z.number().int().min(1).max(9) }), 'input');
+    const cases = fc.sample(fuzzCases(schema, { namedSamples: { owner: ['acme', 'Not Valid!'], path: ['src/a.ts'], n: [3, 42] } }), { numRuns: 400, seed: 5 });
+    const accepted = cases.filter((c) => c.violation === undefined);
+    const share = (test: (c: FuzzCase) => boolean): number => accepted.filter(test).length / accepted.length;
+    expect(share((c) => c.args.owner === 'acme')).toBeGreaterThan(0.2);
+    expect(accepted.some((c) => c.args.owner === 'Not Valid!')).toBe(false);
+    expect(share((c) => (c.args.files as { path: string }[]).some((f) => f.path === 'src/a.ts'))).toBeGreaterThan(0.2);
+    expect(accepted.some((c) => c.args.n === 3)).toBe(true);
+    expect(accepted.some((c) => c.args.n === 42)).toBe(false);
+  });
+});
+
 describe('what counts as a leak', () => {
   const allowed = ['/tmp/sandbox-1'];
 
