@@ -192,7 +192,15 @@ export interface FuzzToolOptions {
  * Runs fast-check over one tool: `numRuns` calls with arguments from its input schema. Rejects with
  * fast-check's report (seed, shrunk counterexample, what was wrong) at the first problem.
  */
-export async function fuzzTool(connection: FuzzConnection, tool: { name: string; inputSchema: Record<string, unknown> }, options: FuzzToolOptions): Promise<void> {
+/** How the calls of one run went: what reached the tool's work and what it refused. */
+export interface FuzzStats {
+  calls: number;
+  /** Answers without isError: the cases that got past validation and lookups. */
+  succeeded: number;
+}
+
+export async function fuzzTool(connection: FuzzConnection, tool: { name: string; inputSchema: Record<string, unknown> }, options: FuzzToolOptions): Promise<FuzzStats> {
+  const stats: FuzzStats = { calls: 0, succeeded: 0 };
   const cases = fc
     .limitShrink(
       fuzzCases(tool.inputSchema, { samples: options.samples ?? [], namedSamples: options.namedSamples ?? {}, ...(options.canary ? { canary: options.canary } : {}) }),
@@ -207,12 +215,15 @@ export async function fuzzTool(connection: FuzzConnection, tool: { name: string;
     fc.asyncProperty(cases, async (fuzzCase) => {
       for (const text of stringsIn(fuzzCase.args)) options.history?.add(text);
       const outcome = await connection.call(tool.name, fuzzCase.args, options.callTimeoutMs ?? 20_000);
+      stats.calls += 1;
+      if (outcome.kind === 'result' && !outcome.isError) stats.succeeded += 1;
       const problems = problemsWith(outcome, fuzzCase, options, connection);
       if (problems.length > 0) throw new Error(`${tool.name}(${printable(fuzzCase.args)})${fuzzCase.violation ? ` [${fuzzCase.violation}]` : ''}:\n${problems.join('\n')}`);
     }),
     { numRuns: options.numRuns, seed: seedFor(options.seed, tool.name), includeErrorInReport: true },
   );
   if (options.canary && existsSync(options.canary)) throw new Error(`an option-like argument made the server create ${options.canary}`);
+  return stats;
 }
 
 /**
@@ -249,16 +260,22 @@ export function fuzzSuite(target: ConformanceTarget): void {
       canary: path.join(os.tmpdir(), `suite-fuzz-canary-${process.pid}`),
       ...(prepared.fuzz?.callTimeoutMs ? { callTimeoutMs: prepared.fuzz.callTimeoutMs } : {}),
     };
-    const timings: { tool: string; ms: number }[] = [];
+    const timings: { tool: string; ms: number; stats: FuzzStats }[] = [];
 
     afterAll(async () => {
       await connection.close();
       await prepared.cleanup();
       const total = timings.reduce((sum, t) => sum + t.ms, 0);
+      const calls = timings.reduce((sum, t) => sum + t.stats.calls, 0);
+      const succeeded = timings.reduce((sum, t) => sum + t.stats.succeeded, 0);
       const slowest = [...timings].sort((a, b) => b.ms - a.ms)[0];
+      // Tools no case got through are fuzzed at their validation only: worth better samples.
+      const shallow = timings.filter((t) => t.stats.succeeded === 0).map((t) => t.tool);
       console.log(
         `[fuzz] ${target.name}: ${timings.length} tools × ${numRuns} cases (seed ${seed}, ${connection.inProcess ? 'in-process' : 'stdio of the built bin'}) in ${(total / 1000).toFixed(1)} s` +
-          (slowest ? `; slowest ${slowest.tool} ${(slowest.ms / 1000).toFixed(1)} s` : ''),
+          `; ${calls ? Math.round((100 * succeeded) / calls) : 0}% of calls succeeded` +
+          (slowest ? `; slowest ${slowest.tool} ${(slowest.ms / 1000).toFixed(1)} s` : '') +
+          (shallow.length > 0 ? `; no call succeeded for ${shallow.join(', ')}` : ''),
       );
     }, 60_000);
 
@@ -266,14 +283,14 @@ export function fuzzSuite(target: ConformanceTarget): void {
       it(`${tool.name}: ${numRuns} cases from its input schema`, async () => {
         const started = performance.now();
         await prepared.fuzz?.reset?.();
-        await fuzzTool(connection, tool, options);
+        const stats = await fuzzTool(connection, tool, options);
         // Still alive and still right.
         const session = await connection.open();
         await session.client.ping();
         const cheap = await session.callTool(prepared.cheapCall.name, prepared.cheapCall.arguments);
         expect(cheap.isError, `the cheap call after fuzzing ${tool.name}: ${cheap.text}`).toBe(false);
         expect(connection.crash()).toBeUndefined();
-        timings.push({ tool: tool.name, ms: performance.now() - started });
+        timings.push({ tool: tool.name, ms: performance.now() - started, stats });
       }, 120_000 + numRuns * 500);
     }
   });

@@ -41,6 +41,17 @@ export const target: ConformanceTarget = {
       cheapCall: { name: 'read_text_file', arguments: { path: path.join(fixed, 'page.txt') } },
       allowedPaths: [dir],
       samples: [work, path.join(work, 'a.txt'), 'a.txt', 'sub', 'sub/b.md', 'sub/deep/c.json', 'image.png', 'link-to-a', 'escape', 'out', 'new.txt', 'sub/new-dir', '**/*.txt', '*.md', 'alpha', 'beta\ngamma'],
+      namedSamples: {
+        path: [work, path.join(work, 'a.txt'), 'a.txt', 'sub', 'sub/b.md', 'sub/deep/c.json', 'image.png', 'link-to-a', 'escape', 'new.txt', 'sub/new'],
+        paths: ['a.txt', 'sub/b.md', 'image.png', 'escape'],
+        source: ['a.txt', 'sub', 'link-to-a', 'escape'],
+        destination: ['copy.txt', 'sub/moved.md', 'a.txt', 'sub'],
+        pattern: ['*.txt', '**/*.md', 'alpha', 'b.*a', 'gamma$'],
+        oldText: ['alpha', 'beta\ngamma', 'Title'],
+        include: ['*.txt', 'sub/**'],
+        exclude: ['deep', '*.png'],
+        excludePatterns: ['deep', '**/*.json'],
+      },
       inFlight: {
         // Ten 4 MB writes: the signal lands while some are being written.
         calls: Array.from({ length: 10 }, (_, i) => ({ name: 'write_file', arguments: { path: output(i), content: BIG } })),

@@ -38,6 +38,17 @@ export const target: ConformanceTarget = {
         repo, 'app', dir, 'main', 'feature/login', 'v1.0.0', 'HEAD', 'HEAD~1', 'HEAD^', 'HEAD:README.md', 'main:src/index.ts', 'README.md', 'src/index.ts', 'src', 'notes.txt', 'src/staged.ts', '.',
         'main..feature/login', 'feat: a change', 'fix: x\n\nbody', '2024-01-01', '1 week ago', '--cached', '--no-verify', '-D', 'refs/heads/main',
       ],
+      namedSamples: {
+        repo_path: [repo, 'app', repo],
+        revision: ['HEAD', 'HEAD~1', 'v1.0.0', 'main', 'HEAD:README.md', 'main:src/index.ts', 'feature/login'],
+        target: ['main', 'HEAD~1', 'v1.0.0', 'feature/login'],
+        branch_name: ['feature/login', 'main', 'feature/new', 'fix/x'],
+        base_branch: ['main', 'v1.0.0', 'HEAD~1'],
+        files: ['README.md', 'notes.txt', 'src/staged.ts', 'src', '.'],
+        path: ['src', 'README.md', 'src/index.ts'],
+        message: ['feat: change', 'fix: bug\n\nbody'],
+        contains: ['HEAD', 'main'],
+      },
       inFlight: {
         // Staging and committing 200 new files, with reads between: the signal lands while git holds the index lock.
         calls: [
@@ -57,7 +68,7 @@ export const target: ConformanceTarget = {
         },
       },
       fuzz: {
-        numRuns: 200,
+        numRuns: 150,
         async reset() {
           await rm(repo, { recursive: true, force: true });
           fill(repo);

@@ -42,6 +42,14 @@ export const target: ConformanceTarget = {
         dir, app, path.join(dir, 'app.log.1'), path.join(dir, 'app.log.2.gz'), path.join(dir, 'events.jsonl'), path.join(dir, 'sub'), path.join(dir, 'sub', 'worker.log'),
         'app.log', 'sub/worker.log', 'ERROR', 'request 1', 'worker-[0-3]', 'took (\\d+) ms', 'u4\\b', '15m', '2h', '7d', '2024-01-15T10:00:00Z', '2024-01-15T10:30:00', 'error', 'warning',
       ],
+      namedSamples: {
+        path: [app, path.join(dir, 'app.log.1'), path.join(dir, 'app.log.2.gz'), path.join(dir, 'events.jsonl'), path.join(dir, 'sub', 'worker.log'), path.join(dir, 'sub'), dir],
+        paths: [app, path.join(dir, 'events.jsonl'), path.join(dir, 'sub')],
+        pattern: ['ERROR', 'request \\d+', 'worker-[0-3]', 'took (\\d+) ms', 'event 1'],
+        grep: ['ERROR', 'user=u4'],
+        since: ['15m', '2h', '30d', '2024-01-15T10:00:00Z', '2024-01-15T10:30:00'],
+        until: ['1m', '2024-01-15T11:00:00Z'],
+      },
       inFlight: {
         calls: Array.from({ length: 8 }, (_, i) => ({ name: 'search_logs', arguments: { pattern: `request ${i}\\d* took 9\\d\\d ms`, paths: [path.join(dir, 'big.log')] } })),
         directories: [dir],

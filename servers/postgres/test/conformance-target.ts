@@ -47,6 +47,12 @@ export const target: ConformanceTarget = {
         'COPY customers TO STDOUT', "COPY customers TO '/tmp/suite-fuzz-copy'", "SELECT pg_read_file('/etc/passwd')", "SELECT repeat('x', 5000000)",
         'SELECT pg_sleep(0.05)', 'SELECT 1; SELECT 2', 'EXPLAIN ANALYZE DELETE FROM victims', 'WITH d AS (DELETE FROM victims RETURNING *) SELECT * FROM d',
       ],
+      namedSamples: {
+        table: ['customers', 'orders', 'Q1/Results', 'big_orders', 'order_totals', 'many', 'victims'],
+        schema: ['public', 'Sales Data', 'pg_catalog', 'information_schema'],
+        sql: ['SELECT * FROM customers WHERE id = $1', 'SELECT $1::text', 'SELECT * FROM many', 'INSERT INTO victims VALUES ($1, $2)', 'UPDATE orders SET note = $1', 'SELECT * FROM orders WHERE total > $1'],
+        params: [[1], ['x'], [1, 'label'], [], [null]],
+      },
       inFlight: {
         // Statements of their own: whatever the signal interrupts, the table holds whole inserts only.
         calls: Array.from({ length: 6 }, () => ({ name: 'execute', arguments: { sql: `INSERT INTO bulk SELECT g, md5(g::text) FROM generate_series(1, ${ROWS_PER_INSERT}) g` } })),

@@ -25,6 +25,12 @@ export const target: ConformanceTarget = {
         'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c', 'SELECT zeroblob(1000000000)', 'SELECT load_extension(\'/tmp/x\')',
         path.join(dir, 'other.db'),
       ],
+      namedSamples: {
+        table_name: ['people', 'teams', 'team_sizes', 'bulk', 'sqlite_master', 'main.people'],
+        query: ['SELECT * FROM people', 'SELECT name, score FROM people WHERE team_id = ?', 'SELECT * FROM people WHERE name = :name', 'INSERT INTO teams (name) VALUES (?)', 'UPDATE people SET score = ? WHERE id = ?', 'CREATE TABLE t_fuzz (a, b)', 'DELETE FROM teams WHERE id = ?', 'SELECT * FROM bulk LIMIT ?'],
+        sql: ['SELECT * FROM teams', 'SELECT ?'],
+        params: [[1], ['Ada'], { name: 'Ada' }, [1, 2], []],
+      },
       inFlight: {
         // Each insert is one statement: after the signal, the table holds whole inserts or none.
         calls: Array.from({ length: 6 }, () => ({ name: 'write_query', arguments: { query: BULK_INSERT } })),
