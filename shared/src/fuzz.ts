@@ -79,6 +79,7 @@ export class FuzzConnection {
   private session: TestSession | undefined;
   private closed = false;
   private listening = false;
+  private previous: string | undefined;
   private readonly uncaught: string[] = [];
   private readonly onUncaught = (error: unknown): void => {
     this.uncaught.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
@@ -121,6 +122,15 @@ export class FuzzConnection {
   }
 
   async call(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<Outcome> {
+    // A crash after an answer (an error escaping later) shows up now: name the call it followed.
+    const earlier = this.crash();
+    const previous = this.previous;
+    this.previous = `${name}(${printable(args)})`;
+    if (earlier) {
+      // A fresh process for the next case (and for fast-check's shrinking).
+      await this.open();
+      return { kind: 'crash', message: `${earlier}\n(it happened after the previous call, ${previous ?? 'none'}, had been answered)` };
+    }
     const session = await this.open();
     try {
       const result = (await session.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs })) as { content?: unknown; structuredContent?: unknown; isError?: unknown };

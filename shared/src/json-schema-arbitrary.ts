@@ -100,7 +100,7 @@ class Builder {
     // The default is a value the server was written for: worth trying as it is.
     if ('default' in schema) options.push({ weight: 1, arbitrary: fc.constant(schema.default) });
     const fitting = name === undefined ? [] : (this.named[name] ?? []).filter((value) => fitsSchema(schema, value));
-    if (fitting.length > 0) options.push({ weight: 5, arbitrary: fc.constantFrom(...fitting) });
+    if (fitting.length > 0) options.push({ weight: 10, arbitrary: fc.constantFrom(...fitting) });
     return options.length === 1 ? generated : fc.oneof(...options);
   }
 

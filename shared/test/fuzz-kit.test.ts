@@ -1,10 +1,12 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { SuiteServer } from '../src/index.js';
 import { findForeignPaths, findStackTrace } from '../src/conformance.js';
 import { FuzzConnection, fuzzCases, fuzzTool, type FuzzCase } from '../src/fuzz.js';
-import { connectInProcess } from '../src/testing.js';
+import { connectInProcess, spawnServer } from '../src/testing.js';
 import { toJsonSchema } from '../src/tools.js';
 
 /** Schemas of the shapes the servers' tools use, published as tools/list publishes them. */
@@ -142,4 +144,15 @@ describe('fuzzTool: it fails on a server that misbehaves', () => {
     await expect(fuzz((text) => (text.includes('\u0000') ? `failed\n    at parse (${process.cwd()}/dist/x.js:1:2)` : 'ok'))).rejects.toThrow(/a stack trace in the answer/);
     await expect(fuzz((text) => (text.startsWith('-') ? `Could not open ${process.execPath}` : 'ok'))).rejects.toThrow(/paths of this machine outside the sandbox/);
   });
+
+  it('reports a crash of the bin over stdio: the process exits, and its stderr is shown', async () => {
+    const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'crash-bin.mjs');
+    const connection = new FuzzConnection(() => spawnServer(bin), false);
+    try {
+      const tool = (await (await connection.open()).client.listTools()).tools[0]!;
+      await expect(fuzzTool(connection, tool, { numRuns: 300, seed: 3, allowedPaths: [] })).rejects.toThrow(/the server exited\. Its stderr ends:[\s\S]*escaped/);
+    } finally {
+      await connection.close();
+    }
+  }, 60_000);
 });
