@@ -297,13 +297,18 @@ export class RawStdioServer {
     if (!this.hasExited) this.child.kill(signal);
   }
 
-  /** Ends the process whatever state it is in (SIGKILL after a grace) and waits for it. */
-  async stop(graceMs = 2000): Promise<Exit> {
+  /**
+   * Ends the process whatever state it is in and waits for it: stdin closed (how a stdio session
+   * ends), SIGTERM after 500 ms (an HTTP server does not read stdin), SIGKILL after the grace.
+   */
+  async stop(graceMs = 3000): Promise<Exit> {
     if (!this.hasExited) {
       this.closeStdin();
-      const timer = setTimeout(() => this.kill('SIGKILL'), graceMs);
+      const term = setTimeout(() => this.kill('SIGTERM'), 500);
+      const kill = setTimeout(() => this.kill('SIGKILL'), graceMs);
       await this.exited;
-      clearTimeout(timer);
+      clearTimeout(term);
+      clearTimeout(kill);
     }
     return this.exited;
   }
@@ -384,7 +389,11 @@ export async function startHttpServer(bin: string, args: string[], env?: Record<
 }
 
 /** Shapes a stack trace leaves in text: a V8 frame, Node's internals. */
-const STACK_SHAPES = [/\bat (?:async )?\S[^\n]*? \(?(?:file:\/\/)?\/[^\s()]+:\d+:\d+\)?/, /\bnode:internal\b/, /\n\s+at [^\n]+:\d+:\d+/];
+const STACK_SHAPES = [
+  /\bat (?:async )?\S[^\n]*? \(?(?:file:\/\/)?\/[^\s()]+:\d+:\d+\)?/,
+  /\bnode:internal\b/,
+  /\n\s+at [^\n]*?[\w/.-]+\.(?:[cm]?js|ts):\d+:\d+/,
+];
 
 /** The first stack-trace shape in `text`, if any. */
 export function findStackTrace(text: string): string | undefined {
