@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ProtocolError } from './protocol-errors.js';
+import { ToolError } from './errors.js';
 
 /**
  * Opaque cursors: base64url of a small JSON document with a version tag, so a client cannot
@@ -9,19 +9,24 @@ export function encodeCursor(kind: string, state: Record<string, unknown>): stri
   return Buffer.from(JSON.stringify({ v: 1, k: kind, s: state }), 'utf8').toString('base64url');
 }
 
+/**
+ * The state inside a cursor this server issued for the list `kind`. Anything else is the client's
+ * mistake: an invalid_argument ToolError, which a tool answers as isError and a list request
+ * (resources/list) as -32602.
+ */
 export function decodeCursor<T extends z.ZodType>(kind: string, cursor: string, schema: T): z.infer<T> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw ProtocolError.invalidParams('Invalid cursor: it was not issued by this server.');
+    throw ToolError.invalidArgument('Invalid cursor: it was not issued by this server.');
   }
   const envelope = z.object({ v: z.literal(1), k: z.string(), s: z.unknown() }).safeParse(parsed);
   if (!envelope.success || envelope.data.k !== kind) {
-    throw ProtocolError.invalidParams('Invalid cursor: it was not issued for this list.');
+    throw ToolError.invalidArgument('Invalid cursor: it was not issued for this list.');
   }
   const state = schema.safeParse(envelope.data.s);
-  if (!state.success) throw ProtocolError.invalidParams('Invalid cursor: its state is malformed.');
+  if (!state.success) throw ToolError.invalidArgument('Invalid cursor: its state is malformed.');
   return state.data;
 }
 

@@ -233,6 +233,11 @@ export function noRootsMessage(): string {
   );
 }
 
+function tooLong(userPath: string): ToolError {
+  const shown = userPath.length > 120 ? `${JSON.stringify(userPath.slice(0, 120))}… (${userPath.length} characters)` : JSON.stringify(userPath);
+  return ToolError.invalidArgument(`Invalid path: ${shown} is too long for the filesystem (at most 255 bytes per name and 4096 bytes in all).`);
+}
+
 function denied(userPath: string): ToolError {
   return ToolError.accessDenied(`Access denied: ${JSON.stringify(userPath)} is outside the allowed directories.`);
 }
@@ -252,6 +257,8 @@ async function realpathThroughAncestors(absolute: string, userPath: string): Pro
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') throw denied(userPath);
+      // The user's input, not a fault of the server: the kernel measures names and paths in bytes.
+      if (code === 'ENAMETOOLONG') throw tooLong(userPath);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') {
         if (code === 'EACCES') throw ToolError.accessDenied(`Permission denied: ${userPath}`);
         throw error;

@@ -17,9 +17,13 @@ const MIN_SECRET_LENGTH = 4;
  * Credentials recognisable by their shape, redacted even when nobody registered them: the password
  * part of a URL, `password=...` in a connection string, a bearer token in a header, and GitHub's
  * token formats.
+ *
+ * The URL pattern's parts are bounded (a scheme of 32 characters, a user name of 256, a password of
+ * 1024): unbounded, a long run of letters made it backtrack quadratically (60,000 characters took
+ * 7 s), and error messages repeat what clients send.
  */
 const PATTERNS: [RegExp, string][] = [
-  [/([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/gi, `$1:${REDACTED}@`],
+  [/([a-z][a-z0-9+.-]{0,31}:\/\/[^:/@\s]{0,256}):[^@\s]{0,1024}@/gi, `$1:${REDACTED}@`],
   [/(password\s*=\s*)('[^']*'|[^\s;]+)/gi, `$1${REDACTED}`],
   [/(\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}/g, `$1${REDACTED}`],
   [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g, REDACTED],

@@ -532,7 +532,8 @@ export class SuiteServer {
 
   private installResourceHandlers(sdk: Server, ctx: (extra: unknown) => RequestContext): void {
     handle(sdk, ListResourcesRequestSchema, async (request, extra) => {
-      const state = request.params?.cursor ? decodeCursor('resources', request.params.cursor, RESOURCES_CURSOR) : { phase: 0 };
+      const cursor = request.params?.cursor;
+      const state = cursor ? await this.guardResourceCall(async () => decodeCursor('resources', cursor, RESOURCES_CURSOR)) : { phase: 0 };
       const listable = this.templates.filter((t) => t.def.list);
       const resources: ResourceListing[] = [];
       let phase = state.phase;

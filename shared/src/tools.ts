@@ -88,6 +88,13 @@ export async function runTool(
   if (!parsed.success) {
     return errorResult(`Invalid arguments for ${tool.name}: ${describeZodError(parsed.error)}`, ctx.secrets);
   }
+  const illFormed = illFormedString(parsed.data);
+  if (illFormed !== undefined) {
+    return errorResult(
+      `Invalid arguments for ${tool.name}: ${illFormed || '(arguments)'}: contains an unpaired UTF-16 surrogate, which is not Unicode text; send the characters themselves.`,
+      ctx.secrets,
+    );
+  }
   try {
     const reply = await tool.handler(parsed.data, ctx);
     return toResult(tool, reply, ctx);
@@ -111,6 +118,24 @@ function renameAliases(args: unknown, aliases: Readonly<Record<string, string>> 
     renamed.set(published, value);
   }
   return Object.fromEntries(renamed);
+}
+
+/** A lone surrogate: valid in a JSON string ("\\udc00"), not in UTF-8 or a URL. */
+const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * Where (a dotted path, '' for the top) a string holds an unpaired surrogate, or undefined. Such a
+ * string cannot be encoded as UTF-8 or percent-encoded: a file would get U+FFFD instead, a URL
+ * builder throws. Refused for every tool here rather than met in each handler.
+ */
+function illFormedString(value: unknown, at = ''): string | undefined {
+  if (typeof value === 'string') return UNPAIRED_SURROGATE.test(value) ? at : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const where = UNPAIRED_SURROGATE.test(key) ? (at ? `${at}.${key}` : key) : illFormedString(item, at ? `${at}.${key}` : key);
+    if (where !== undefined) return where;
+  }
+  return undefined;
 }
 
 function toResult(tool: ToolDefinition<z.ZodObject, z.ZodObject | undefined>, reply: unknown, ctx: RequestContext): CallToolResult {

@@ -181,7 +181,10 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     if (url.pathname === '/mcp') {
       const sessionId = headerValue(req.headers['mcp-session-id']);
       const body = req.method === 'POST' ? await readJson(req, maxBody).catch((e: Error) => e) : undefined;
-      if (body instanceof Error) return reject(res, body.message === 'too large' ? 413 : 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
+      if (body instanceof Error) {
+        if (body.message === 'too large') res.setHeader('Connection', 'close');
+        return reject(res, body.message === 'too large' ? 413 : 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
+      }
       if (sessionId) {
         const session = sessionFor(sessionId, 'streamable', auth, res);
         if (session?.kind !== 'streamable') return;
@@ -226,7 +229,10 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       const session = sessionFor(id, 'sse', auth, res);
       if (session?.kind !== 'sse') return;
       const body = await readJson(req, maxBody).catch((e: Error) => e);
-      if (body instanceof Error) return reject(res, 400, 'Bad request: invalid JSON.');
+      if (body instanceof Error) {
+        if (body.message === 'too large') res.setHeader('Connection', 'close');
+        return reject(res, 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
+      }
       return session.transport.handlePostMessage(req, res, body);
     }
 
@@ -284,19 +290,37 @@ function reject(res: http.ServerResponse, status: number, message: string): void
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
-async function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new Error('too large');
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Error('invalid JSON');
-  }
+/**
+ * The request body as JSON. Past `limit` the rest is read and dropped rather than left unread: a
+ * connection destroyed mid-upload loses the 413 (the client sees a reset, or waits forever), and one
+ * left with unread bytes cannot carry the next request. The answer then closes the connection.
+ */
+function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      chunks.length = 0;
+      req.resume();
+      reject(new Error('too large'));
+    };
+    req.on('data', onData);
+    req.on('error', reject);
+    req.on('end', () => {
+      if (size > limit) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') return resolve(undefined);
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new Error('invalid JSON'));
+      }
+    });
+  });
 }

@@ -119,6 +119,26 @@ describe('HTTP transport', () => {
     expect((await rawPost(server.port, { host }, { jsonrpc: '2.0', id: 2, method: 'ping' })).status).toBe(400);
   });
 
+  it('answers a body over the limit with 413, and a keep-alive client can go on using its connections', async () => {
+    running = await serveHttp(() => probeServer({ directories: [] }), { port: 0, host: '127.0.0.1', log: new Logger('http-test'), maxBodyBytes: 256 * 1024 });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const big = JSON.stringify({ ...INIT, params: { ...INIT.params, padding: 'x'.repeat(2 * 1024 * 1024) } });
+    const statuses: (number | string)[] = [];
+    // fetch keeps connections alive and reuses them: an answer that resets the connection instead of
+    // draining it shows up as a failed request (ECONNRESET) here, not as a 413.
+    for (let i = 0; i < 8; i++) {
+      const answer = await fetch(running.url, { method: 'POST', headers, body: i % 2 === 0 ? big : JSON.stringify(INIT), signal: AbortSignal.timeout(3000) }).then(
+        async (r) => {
+          await r.text();
+          return r.status;
+        },
+        (error: Error & { cause?: { code?: string } }) => error.cause?.code ?? error.name,
+      );
+      statuses.push(answer);
+    }
+    expect(statuses).toEqual([413, 200, 413, 200, 413, 200, 413, 200]);
+  }, 60_000);
+
   it('closes idle sessions', async () => {
     const server = await start({ idleTimeoutMs: 200 });
     const client = new Client({ name: 'idle', version: '0' });

@@ -92,6 +92,15 @@ describe('path safety through a tool', () => {
     await expectDenied(`${allowed}/inside.txt `, /whitespace or a quote/);
   });
 
+  it('answers a name or path too long for the filesystem as invalid input, not an unexpected failure (found by the fuzzer)', async () => {
+    for (const userPath of ['a'.repeat(300), `sub/${'b'.repeat(256)}/x.txt`, `${allowed}/${'c'.repeat(5000)}`]) {
+      const out = await session.callTool('resolve', { path: userPath });
+      expect(out.isError, userPath.slice(0, 40)).toBe(true);
+      expect(out.text).toMatch(/^Invalid path: .* too long for the filesystem/);
+      expect(out.text).not.toMatch(/unexpectedly/);
+    }
+  });
+
   it('writes atomically, keeps the file mode, and leaves no temporary file', async () => {
     const target = path.join(allowed, 'script.sh');
     await writeFile(target, 'old');

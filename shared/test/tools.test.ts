@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { SuiteServer, ToolError } from '../src/index.js';
+import { SuiteServer, ToolError, encodeCursor, paginate } from '../src/index.js';
 import { connectInProcess, type TestSession } from '../src/testing.js';
 
 function build(): SuiteServer {
@@ -101,6 +101,32 @@ describe('tools', () => {
     expect(out.isError).toBe(true);
     expect(out.text).toMatch(/^fail_unexpected failed unexpectedly \(error id [0-9a-f]{8}\)\./);
     expect(out.text).not.toMatch(/hunter2|\/srv\/secret|at .*\.ts:\d+|Error:/);
+  });
+
+  it('answers a cursor the server did not issue, given to a paging tool, with an isError saying so', async () => {
+    const server = new SuiteServer({ name: '@suite/server-test', version: '1.2.3' }).tool({
+      name: 'page',
+      description: 'Pages through letters.',
+      input: z.object({ cursor: z.string().optional() }),
+      annotations: { title: 'Page', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      handler: async ({ cursor }) => JSON.stringify(paginate('letters', ['a', 'b', 'c'], cursor, 2)),
+    });
+    session = await connectInProcess(server);
+    const first = JSON.parse((await session.callTool('page', {})).text) as { items: string[]; nextCursor: string };
+    expect(JSON.parse((await session.callTool('page', { cursor: first.nextCursor })).text)).toEqual({ items: ['c'] });
+    for (const cursor of ['garbage', encodeCursor('other-list', { offset: 1 }), encodeCursor('letters', { offset: -1 })]) {
+      expect(await session.callTool('page', { cursor })).toMatchObject({ isError: true, text: expect.stringMatching(/^Invalid cursor: /) });
+    }
+  });
+
+  it('refuses a string argument that is not well-formed Unicode (an unpaired surrogate) before the handler runs (found by the fuzzer)', async () => {
+    session = await connectInProcess(build());
+    for (const text of ['\udc00x', 'a\ud800', 'ok \ud83d']) {
+      const out = await session.callTool('echo', { text });
+      expect(out).toMatchObject({ isError: true, text: 'Invalid arguments for echo: text: contains an unpaired UTF-16 surrogate, which is not Unicode text; send the characters themselves.' });
+    }
+    // Characters outside the Basic Multilingual Plane, as surrogate pairs, are fine.
+    expect((await session.callTool('echo', { text: '\ud83d\ude00 \u{1D518}' })).isError).toBe(false);
   });
 
   it('keeps unknown tools a protocol error', async () => {

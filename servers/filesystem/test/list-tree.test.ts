@@ -84,6 +84,14 @@ describe('directory_tree', () => {
     expect(topLevelOnly).not.toContain('README.md');
   });
 
+  it('answers an empty or malformed exclude pattern with an isError naming it, as search_files does (found by the fuzzer)', async () => {
+    for (const pattern of ['', 'x'.repeat(70_000)]) {
+      const out = await h.session.callTool('directory_tree', { path: project, excludePatterns: ['*.md', pattern] });
+      expect(out.isError, `${pattern.length} characters`).toBe(true);
+      expect(out.text).toMatch(/^Invalid glob in excludePatterns: "/);
+    }
+  });
+
   it('honours .gitignore files (root and nested) and skips .git when asked', async () => {
     const out = await h.session.callTool('directory_tree', { path: project, respectGitignore: true });
     const paths = (out.structured as { entries: { path: string }[] }).entries.map((e) => e.path);

@@ -50,6 +50,21 @@ describe('write_file', () => {
     expect((await stat(file)).size).toBe(0);
   });
 
+  it('answers a file name too long for the filesystem with an isError saying so, for writes and reads alike (found by the fuzzer)', async () => {
+    const long = path.join(h.dir, 'n'.repeat(4097));
+    for (const [tool, args] of [
+      ['write_file', { path: long, content: '' }],
+      ['get_file_info', { path: long }],
+      ['read_text_file', { path: long }],
+      ['copy_file', { source: 'a'.repeat(300), destination: h.dir }],
+    ] as const) {
+      const out = await h.session.callTool(tool, args);
+      expect(out.isError, `${tool}: ${out.text}`).toBe(true);
+      expect(out.text).toMatch(/too long/);
+      expect(out.text).not.toMatch(/unexpectedly/);
+    }
+  });
+
   it('does not create missing parent directories, and says how to', async () => {
     const file = path.join(h.dir, 'no', 'such', 'dir', 'file.txt');
     const out = await h.session.callTool('write_file', { path: file, content: 'x' });

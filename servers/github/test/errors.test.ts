@@ -80,6 +80,17 @@ describe('every tool', () => {
     }
   });
 
+  it('answers an unpaired surrogate in any string argument with an isError naming the argument, never an unexpected failure (found by the fuzzer)', async () => {
+    for (const [name, args] of SAMPLES) {
+      const strings = Object.entries(args).filter(([, value]) => typeof value === 'string');
+      for (const [key, value] of strings) {
+        const out = await gh.callTool(name, { ...args, [key]: `${value as string}\udc00` });
+        // Refused by the argument's own pattern, or else by the check for well-formed text.
+        expect(out, `${name}.${key}`).toMatchObject({ isError: true, text: expect.stringContaining(`Invalid arguments for ${name}: ${key}: `) });
+      }
+    }
+  });
+
   const FAILURES: { what: string; response: { status: number; headers?: Record<string, string>; json: unknown }; expected: RegExp }[] = [
     { what: '404', response: { status: 404, json: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' } }, expected: /not found|does not exist/i },
     {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeCursor } from '@suite/shared';
 import { connectInProcess, type TestSession } from '@suite/shared/testing';
 import { buildServer } from '../src/server.js';
 import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
@@ -160,6 +161,13 @@ describe('introspection', () => {
     expect(byName['Sales Data.Q1/Results']?.kind).toBe('table');
     const one = await session.callTool('list_tables', { schema: 'Sales Data' });
     expect((one.structured!.tables as unknown[]).length).toBe(1);
+  });
+
+  it('list_tables answers a cursor it did not issue with an isError saying so (found by the fuzzer)', async () => {
+    for (const cursor of ['customers', encodeCursor('other-list', { offset: 1 }), encodeCursor('tables', { offset: -5 })]) {
+      const r = await session.callTool('list_tables', { cursor });
+      expect(r, cursor).toMatchObject({ isError: true, text: expect.stringMatching(/^Invalid cursor: /) });
+    }
   });
 
   it('describe_table gives columns, keys, indexes, constraints and comments', async () => {

@@ -4,6 +4,7 @@ import { READ_ONLY } from '../annotations.js';
 import type { FilesystemConfig } from '../config.js';
 import { entryType } from '../entry-type.js';
 import { treeExcludeMatcher } from '../globs.js';
+import { compileGlob } from '../search-patterns.js';
 import { maxEntriesArg, resolveDirectory } from '../listing.js';
 import { readBudget } from '../read-budget.js';
 import { rootContaining, walkBatches, type WalkEntryType } from '../walk.js';
@@ -54,6 +55,7 @@ export function directoryTreeTool(config: FilesystemConfig): AnyToolDefinition {
       const guard = await ctx.paths();
       const real = await resolveDirectory(guard, args.path);
       const limit = args.maxEntries ?? defaultMax;
+      for (const p of args.excludePatterns) compileGlob(p, 'excludePatterns');
       const excluded = treeExcludeMatcher(args.excludePatterns);
       const top: TreeNode[] = [];
       const childrenOf = new Map<string, TreeNode[]>([['', top]]);

@@ -1,0 +1,4 @@
+import { abuseSuite } from '@suite/shared/abuse';
+import { target } from './conformance-target.js';
+
+abuseSuite(target);
