@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { buildBeforeTests } from '@suite/shared/vitest';
 
 /**
  * The scenarios (every file that talks to the server through startWorld) run three times: against
@@ -25,7 +26,7 @@ export default defineConfig({
     // Generous limits: the suite must pass on a loaded 2-core machine; no test asserts on speed.
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    globalSetup: ['test/global-build.ts'],
+    globalSetup: [buildBeforeTests],
     env: { SUITE_LOG_LEVEL: 'emergency' },
     projects: [
       { extends: true, test: { name: 'in-process', include: ['test/**/*.test.ts'] } },
