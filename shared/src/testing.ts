@@ -144,6 +144,23 @@ export class TestSession {
     });
   }
 
+  /**
+   * Runs an action and waits for the notification it causes (about `uri`, when given), ignoring any
+   * received before the action; on timeout the error says which notification did not follow `what`.
+   */
+  async notifiedBy(
+    method: string,
+    action: () => Promise<unknown>,
+    options: { uri?: string; what?: string; timeoutMs?: number } = {},
+  ): Promise<Notification> {
+    const { uri, what = 'the action', timeoutMs = 8000 } = options;
+    const after = this.mark();
+    await action();
+    return this.waitFor(method, (n) => uri === undefined || n.params?.uri === uri, { timeoutMs, after }).catch(() => {
+      throw new Error(`No ${method}${uri ? ` for ${uri}` : ''} within ${timeoutMs} ms after ${what}.`);
+    });
+  }
+
   /** Reads a resource and unpacks it. Protocol errors throw (see `protocolError`). */
   async readResource(uri: string): Promise<ResourceOutcome> {
     const { contents } = await this.client.readResource({ uri });

@@ -13,17 +13,10 @@ import { startWriteSide, type WriteSideHarness } from './write-side-fixture.js';
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
 const uriOf = (p: string): string => pathToFileURL(p).href;
 
-/** Waits for the notification an action causes; a loaded machine gets several seconds. */
-async function expectNotified(session: TestSession, method: string, uri: string | undefined, what: string, action: () => Promise<unknown>): Promise<void> {
-  const mark = session.mark();
-  await action();
-  await session.waitFor(method, (n) => uri === undefined || n.params?.uri === uri, { timeoutMs: 8000, after: mark }).catch(() => {
-    throw new Error(`no ${method}${uri ? ` for ${uri}` : ''} after ${what}`);
-  });
-}
-
-const updated = (session: TestSession, uri: string, what: string, action: () => Promise<unknown>): Promise<void> =>
-  expectNotified(session, 'notifications/resources/updated', uri, what, action);
+const updated = (session: TestSession, uri: string, what: string, action: () => Promise<unknown>): Promise<unknown> =>
+  session.notifiedBy('notifications/resources/updated', action, { uri, what });
+const listChanged = (session: TestSession, what: string, action: () => Promise<unknown>): Promise<unknown> =>
+  session.notifiedBy('notifications/resources/list_changed', action, { what });
 
 describe('a watched directory removed and created again', () => {
   let h: WriteSideHarness | undefined;
@@ -59,7 +52,7 @@ describe('a watched directory removed and created again', () => {
       const write = await h!.session.callTool('write_file', { path: file, content: 'v4' });
       expect(write.isError, write.text).toBe(false);
     });
-    await expectNotified(h.session, 'notifications/resources/list_changed', undefined, 'a file added in the recreated directory', () =>
+    await listChanged(h.session, 'a file added in the recreated directory', () =>
       writeFile(path.join(sub, 'added.txt'), 'new'),
     );
   });
@@ -86,7 +79,7 @@ describe('a watched directory removed and created again', () => {
     });
     expect((await session.readResource(uri)).text).toBe('third');
     await updated(session, uri, 'an append', () => appendFile(file, ' and more'));
-    await expectNotified(session, 'notifications/resources/list_changed', undefined, 'a file added to the recreated directory', () =>
+    await listChanged(session, 'a file added to the recreated directory', () =>
       writeFile(path.join(root, 'added.txt'), 'new'),
     );
     const read = await session.callTool('read_text_file', { path: path.join(root, 'added.txt') });

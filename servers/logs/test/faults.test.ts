@@ -9,18 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
 import { BIN, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
-async function expectNotified(session: TestSession, method: string, uri: string | undefined, what: string, action: () => Promise<unknown>, timeoutMs = 8000): Promise<void> {
-  const mark = session.mark();
-  await action();
-  await session.waitFor(method, (n) => uri === undefined || n.params?.uri === uri, { timeoutMs, after: mark }).catch(() => {
-    throw new Error(`no ${method}${uri ? ` for ${uri}` : ''} after ${what}`);
-  });
-}
-
-const updated = (session: TestSession, uri: string, what: string, action: () => Promise<unknown>, timeoutMs?: number): Promise<void> =>
-  expectNotified(session, 'notifications/resources/updated', uri, what, action, timeoutMs);
-const listChanged = (session: TestSession, what: string, action: () => Promise<unknown>, timeoutMs?: number): Promise<void> =>
-  expectNotified(session, 'notifications/resources/list_changed', undefined, what, action, timeoutMs);
+const updated = (session: TestSession, uri: string, what: string, action: () => Promise<unknown>, timeoutMs?: number): Promise<unknown> =>
+  session.notifiedBy('notifications/resources/updated', action, { uri, what, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+const listChanged = (session: TestSession, what: string, action: () => Promise<unknown>, timeoutMs?: number): Promise<unknown> =>
+  session.notifiedBy('notifications/resources/list_changed', action, { what, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 
 let fx: Fixture | undefined;
 let spawned: { session: SpawnedSession; cleanup: () => Promise<void> } | undefined;
