@@ -56,7 +56,7 @@ export interface HttpOptions {
   /** Largest JSON body accepted. */
   maxBodyBytes?: number;
   /**
-   * After this many sessions have closed (expired or ended by their clients), run one full garbage
+   * After this many sessions have closed (expired or ended by their clients), run a full garbage
    * collection once they have all gone, at most every 10 s, so the memory they held goes back to
    * the system instead of waiting for allocation to trigger V8 (default 25; 0 never).
    */
