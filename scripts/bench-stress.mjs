@@ -9,9 +9,10 @@
 //   server started with.
 //
 // The HTTP figures come from two server processes: one as users run it (V8 collects when it decides
-// to), and one started with --expose-gc that the bench asks for a full collection before every reading
-// (a preload here, not the server, handles SIGUSR2). The first is what the targets are judged on; the
-// second separates live memory from garbage not yet collected.
+// to, and the server itself once many sessions have closed), and one started with --expose-gc that the
+// bench asks for a full collection before every reading (a preload here, not the server, handles
+// SIGUSR2). The first is what the targets are judged on; the second separates live memory from
+// garbage not yet collected.
 //
 // Loopback only; temporary directories, the test PostgreSQL database and every process are removed at
 // the end, on failure too. Linux (reads /proc/<pid>/status).
@@ -19,7 +20,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -45,7 +46,8 @@ if (argv.includes('--help')) {
   --runs N           repeat everything N times (default 1) and print medians with the spread (min-max)
   --servers LIST     only these servers (default: all)
   --sessions N       idle HTTP sessions to open (default 1000)
-  --session-timeout  the servers' --session-timeout in seconds (default 20; must outlast opening the sessions)`);
+  --session-timeout  the servers' --session-timeout in seconds (default 20; must outlast opening the sessions)
+  --part PART        only 'latency' or only 'sessions', without the report (while working on one of them)`);
   process.exit(0);
 }
 const QUICK = argv.includes('--quick');
@@ -53,17 +55,17 @@ const RUNS = Number(option('runs') ?? 1);
 const SERVERS = (option('servers') ?? ALL.join(',')).split(',').map((s) => s.trim());
 const SESSIONS = Number(option('sessions') ?? (QUICK ? 200 : 1000));
 const SESSION_TIMEOUT_S = Number(option('session-timeout') ?? 20);
-/** While working on one half: `latency` or `sessions` only (no report table). */
 const PART = option('part');
 for (const name of SERVERS) if (!ALL.includes(name)) throw new Error(`Unknown server ${name}; known: ${ALL.join(', ')}`);
 if (!(RUNS >= 1 && RUNS <= 10)) throw new Error('--runs must be 1 to 10');
 if (!(SESSIONS >= 10 && SESSIONS <= 5000)) throw new Error('--sessions must be 10 to 5000');
+if (!(SESSION_TIMEOUT_S >= 5 && SESSION_TIMEOUT_S <= 600)) throw new Error('--session-timeout must be 5 to 600');
+if (PART !== undefined && PART !== 'latency' && PART !== 'sessions') throw new Error("--part must be 'latency' or 'sessions'");
 const unbuilt = SERVERS.filter((name) => !existsSync(binOf(name)));
 if (unbuilt.length > 0) {
   console.error(`Not built: ${unbuilt.map((s) => `servers/${s}`).join(', ')}. Run: npx -y pnpm@10 build`);
   process.exit(2);
 }
-if (!(SESSION_TIMEOUT_S >= 5 && SESSION_TIMEOUT_S <= 600)) throw new Error('--session-timeout must be 5 to 600');
 
 /** Concurrency levels and how many calls to time at each (whole rounds of `inFlight` calls). */
 const LEVELS = [
@@ -105,7 +107,7 @@ function percentile(sorted, p) {
 const SETUPS = {
   async filesystem(tmp) {
     const dir = path.join(tmp, 'files');
-    execFileSync('mkdir', ['-p', dir]);
+    await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, 'hello.txt'), 'hello\n'.repeat(20));
     return { args: [dir], call: { name: 'read_text_file', arguments: { path: path.join(dir, 'hello.txt') } } };
   },
@@ -178,7 +180,7 @@ const SETUPS = {
 
   async logs(tmp) {
     const dir = path.join(tmp, 'logs');
-    execFileSync('mkdir', ['-p', dir]);
+    await mkdir(dir, { recursive: true });
     const file = path.join(dir, 'app.log');
     const start = Date.parse('2026-01-01T00:00:00Z');
     await writeFile(file, Array.from({ length: 5000 }, (_, i) => `${new Date(start + i * 1000).toISOString()} INFO request ${i} served in ${i % 300}ms\n`).join(''));
@@ -189,7 +191,7 @@ const SETUPS = {
     const repo = path.join(tmp, 'repo');
     const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' };
     const git = (...args) => execFileSync('git', args, { cwd: repo, env, stdio: 'ignore' });
-    execFileSync('mkdir', ['-p', repo]);
+    await mkdir(repo, { recursive: true });
     git('init', '-q', '-b', 'main');
     for (let i = 0; i < 20; i++) await writeFile(path.join(repo, `file${i}.txt`), `line ${i}\n`);
     git('add', '-A');
@@ -371,6 +373,7 @@ const preload = path.join(tmpRoot, 'gc-on-signal.cjs');
 // Measurement only: lets the bench ask the --expose-gc process for a full collection.
 await writeFile(preload, "process.on('SIGUSR2', () => { globalThis.gc(); });\n");
 const runs = [];
+const loadAtStart = os.loadavg()[0];
 try {
   for (let run = 1; run <= RUNS; run++) {
     log(`run ${run} of ${RUNS}: ${SERVERS.join(', ')}; ${SESSIONS} sessions, --session-timeout ${SESSION_TIMEOUT_S}`);
@@ -429,5 +432,8 @@ for (const name of SERVERS) {
     `| ${name} | ${summary((r) => r[name].gc.start, formatBytes)} | ${summary((r) => r[name].gc.perSession, formatBytes)} | ${summary((r) => r[name].gc.later, formatBytes)} (${summary((r) => r[name].gc.later / r[name].gc.start, pct)}) |`,
   );
 }
-lines.push(`\nRSS after expiry is read ${SETTLE_MS / 1000 + 10} s after the last session expired. ${missed === 0 ? 'Every target met.' : `${missed} target${missed > 1 ? 's' : ''} missed.`}`);
+lines.push(
+  `\nMachine: ${os.cpus().length} CPUs, load average ${loadAtStart.toFixed(1)} at the start and ${os.loadavg()[0].toFixed(1)} at the end (latency is wall time, so other work on the machine shows in it).`,
+);
+lines.push(`RSS after expiry is read ${SETTLE_MS / 1000 + 10} s after the last session expired. ${missed === 0 ? 'Every target met.' : `${missed} target${missed > 1 ? 's' : ''} missed.`}`);
 console.log(lines.join('\n'));
