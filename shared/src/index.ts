@@ -66,8 +66,11 @@ export { TimeBudget } from './time-budget.js';
 export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
 export { nestedQuantifier } from './regex-safety.js';
 export { ProtocolError } from './protocol-errors.js';
+export { ConcurrencyLimit } from './concurrency.js';
 export {
   runProcess,
+  processCounts,
+  MAX_CONCURRENT_PROCESSES,
   spawnManaged,
   terminateAllProcesses,
   type RunProcessOptions,

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
+import { ConcurrencyLimit } from './concurrency.js';
 import { CancelledError } from './progress.js';
 import { ToolError } from './errors.js';
 import { formatBytes } from './sizes.js';
@@ -98,6 +100,19 @@ interface Tracked {
 }
 
 const live = new Set<Tracked>();
+
+/**
+ * Most runProcess children alive at once, process-wide; later runs wait their turn in order.
+ * Unbounded, 1,000 concurrent git calls had 500 git processes alive at once.
+ */
+export const MAX_CONCURRENT_PROCESSES = Math.max(8, 2 * os.availableParallelism());
+const turns = new ConcurrencyLimit(MAX_CONCURRENT_PROCESSES);
+
+/** runProcess children running now, and runs waiting for a turn. */
+export function processCounts(): { running: number; waiting: number } {
+  return { running: turns.active, waiting: turns.queued };
+}
+
 let exitHookInstalled = false;
 
 /**
@@ -107,8 +122,15 @@ let exitHookInstalled = false;
  * (time limit, cancellation, output cap, server shutdown) signals the whole group, so the
  * grandchildren a command starts stop with it. When the command exits, whatever it left running
  * in its group is killed: the promise settles only once nothing of the group is left alive.
+ * At most MAX_CONCURRENT_PROCESSES run at once; a run waits for its turn in arrival order (the
+ * signal cancels the wait too), and its time limit starts when it does.
  */
 export async function runProcess(command: string, args: readonly string[], options: RunProcessOptions = {}): Promise<ProcessResult> {
+  return turns.run(() => runNow(command, args, options), options.signal);
+}
+
+/** runProcess once its turn has come: `durationMs` and the time limit count from here. */
+async function runNow(command: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
   const label = options.label ?? labelFor(command);
   const timeoutMs = positiveLimit(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs');
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;

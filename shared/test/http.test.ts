@@ -46,7 +46,7 @@ describe('HTTP transport', () => {
     running = undefined;
   });
 
-  async function start(options: { authToken?: string; idleTimeoutMs?: number } = {}): Promise<RunningHttp> {
+  async function start(options: { authToken?: string; idleTimeoutMs?: number; releaseMemoryAfter?: number; log?: Logger } = {}): Promise<RunningHttp> {
     running = await serveHttp(() => probeServer({ directories: [] }), { port: 0, host: '127.0.0.1', log: new Logger('http-test'), ...options });
     return running;
   }
@@ -146,5 +146,17 @@ describe('HTTP transport', () => {
     expect(server.sessionCount()).toBe(1);
     await expect.poll(() => server.sessionCount(), { timeout: 3000, interval: 50 }).toBe(0);
     await client.close();
+  });
+
+  it('runs a full garbage collection once enough sessions have expired', async () => {
+    const log = new Logger('http-test');
+    const messages: string[] = [];
+    log.attach((_level, _logger, data) => messages.push(typeof data === 'string' ? data : String((data as { message?: unknown }).message)));
+    const server = await start({ idleTimeoutMs: 200, releaseMemoryAfter: 3, log });
+    for (let i = 0; i < 3; i++) expect((await rawPost(server.port, { host: `127.0.0.1:${server.port}` })).status).toBe(200);
+    expect(server.sessionCount()).toBe(3);
+    await expect.poll(() => server.sessionCount(), { timeout: 3000, interval: 50 }).toBe(0);
+    // After the batch settles (1 s).
+    await expect.poll(() => messages.filter((m) => m.startsWith('full garbage collection')), { timeout: 5000, interval: 100 }).toEqual(['full garbage collection after 3 sessions closed']);
   });
 });

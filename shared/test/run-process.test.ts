@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/progress.js';
-import { runProcess, spawnManaged, terminateAllProcesses } from '../src/process.js';
+import { MAX_CONCURRENT_PROCESSES, processCounts, runProcess, spawnManaged, terminateAllProcesses } from '../src/process.js';
 import { ToolError } from '../src/errors.js';
 import { waitUntil } from '../src/testing.js';
 
@@ -277,6 +277,48 @@ describe('runProcess', { timeout: 60_000 }, () => {
     const { leader, background } = await pidsIn(file);
     expect(isRunning(background)).toBe(false);
     expect(livingGroupMembers(leader)).toEqual([]);
+  });
+
+  it(`keeps at most ${MAX_CONCURRENT_PROCESSES} children alive at once; the other runs wait their turn and all complete`, async () => {
+    const runs = 3 * MAX_CONCURRENT_PROCESSES;
+    let most = 0;
+    const children = (): number => readFileSync(`/proc/self/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).length;
+    const sampler = setInterval(() => {
+      most = Math.max(most, children());
+      expect(processCounts().running).toBeLessThanOrEqual(MAX_CONCURRENT_PROCESSES);
+    }, 5);
+    try {
+      const pending = Array.from({ length: runs }, (_, i) => runProcess('sh', ['-c', `sleep 0.2; echo ${i}`]));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(processCounts()).toEqual({ running: MAX_CONCURRENT_PROCESSES, waiting: runs - MAX_CONCURRENT_PROCESSES });
+      const results = await Promise.all(pending);
+      expect(results.map((r) => r.stdout.trim())).toEqual(Array.from({ length: runs }, (_, i) => String(i)));
+      // Each result's duration is its own run, not its wait.
+      expect(Math.max(...results.map((r) => r.durationMs))).toBeLessThan(5000);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(MAX_CONCURRENT_PROCESSES);
+    expect(processCounts()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('cancels a run still waiting for its turn without starting it', async () => {
+    const blockers = Array.from({ length: MAX_CONCURRENT_PROCESSES }, () => runProcess('sleep', ['0.5']));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'turn-'));
+    try {
+      const controller = new AbortController();
+      const waiting = runProcess('sh', ['-c', `touch ${dir}/started`], { signal: controller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(processCounts().waiting).toBe(1);
+      controller.abort();
+      await expect(waiting).rejects.toBeInstanceOf(CancelledError);
+      expect(processCounts().waiting).toBe(0);
+      await Promise.all(blockers);
+      expect(existsSync(path.join(dir, 'started'))).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('runs git', async () => {

@@ -4,7 +4,7 @@ import { Octokit } from '@octokit/rest';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import Bottleneck from 'bottleneck/light.js';
-import type { Logger } from '@suite/shared';
+import { ConcurrencyLimit, type Logger } from '@suite/shared';
 import type { GithubConfig, ThrottleSettings } from './config.js';
 import { apiPath, isGithubHttpError, repoOfPath } from './github-errors.js';
 import { RepoAllowlist } from './repo-allowlist.js';
@@ -49,19 +49,32 @@ function groupsFor(settings: ThrottleSettings): { write: Bottleneck.Group; searc
   return groups;
 }
 
-/** A fetch whose cancellations Octokit passes through as they are, so the retry plugin does not retry them. */
-const cancellableFetch: typeof fetch = async (input, init) => {
-  try {
-    return await fetch(input, init);
-  } catch (error) {
-    if (init?.signal?.aborted) {
-      const aborted = new Error('The request was aborted.');
-      aborted.name = 'AbortError';
-      throw aborted;
+/**
+ * Most requests of one token and session waiting on GitHub at once; the others queue in order.
+ * GitHub allows 100 concurrent requests per user before its secondary rate limit, and a burst of
+ * calls then shares a few kept-alive connections instead of opening one each (1,000 concurrent
+ * calls opened 1,000 connections).
+ */
+export const MAX_CONCURRENT_REQUESTS = 10;
+
+/**
+ * fetch through `turns`, with cancellations passed to Octokit as they are (also while a request
+ * waits for its turn), so the retry plugin does not retry them.
+ */
+function limitedFetch(turns: ConcurrencyLimit): typeof fetch {
+  return async (input, init) => {
+    try {
+      return await turns.run(() => fetch(input, init), init?.signal ?? undefined);
+    } catch (error) {
+      if (init?.signal?.aborted) {
+        const aborted = new Error('The request was aborted.');
+        aborted.name = 'AbortError';
+        throw aborted;
+      }
+      throw error;
     }
-    throw error;
-  }
-};
+  };
+}
 
 /** Whether the throttling and retry plugins have something to do with this failure: a 5xx, a dropped connection or a rate limit. */
 function pluginsHandle(error: unknown): 'retry' | 'rate-limit' | undefined {
@@ -129,6 +142,8 @@ export class GithubClients {
     const { throttle } = this.config;
     const log = this.log;
     const groups = groupsFor(throttle);
+    // Shared by both instances: a read retried through the plugins still counts against the token.
+    const turns = new ConcurrencyLimit(MAX_CONCURRENT_REQUESTS);
     const mayWait = (what: string) => (retryAfter: number, options: { method?: string; url?: string }, _octokit: unknown, retryCount: number): boolean => {
       const wait = retryCount === 0 && retryAfter <= throttle.maxRateLimitWaitSeconds;
       log.warning(`GitHub ${what} on ${options.method ?? ''} ${options.url ?? ''}: ${wait ? `retrying in ${retryAfter} s` : `reported to the caller (resets in ${retryAfter} s)`}`);
@@ -138,7 +153,7 @@ export class GithubClients {
       ...(token ? { auth: token } : {}),
       baseUrl: this.config.apiUrl,
       userAgent: this.config.userAgent,
-      request: { fetch: cancellableFetch },
+      request: { fetch: limitedFetch(turns) },
       log: {
         debug: () => undefined,
         info: (message: string) => log.debug(message),

@@ -3,13 +3,16 @@ import type { SuiteServer } from '@suite/shared';
 import type { SqliteConfig } from '../config.js';
 import { INSIGHTS_URI } from '../tools/insights.js';
 
+// A module constant: a zod schema built in the register function would be built again for every HTTP session.
+const ARGS = z.object({ topic: z.string().min(1).max(200).describe('The business topic to base the demo on, e.g. "coffee shop" or "bike rental"') });
+
 export function registerDemoPrompt(server: SuiteServer, config: SqliteConfig): void {
   const writable = config.database.writable;
   server.prompt({
     name: 'mcp-demo',
     title: 'SQLite demo',
     description: 'A guided demo: build (or explore) a small database about a business topic, analyse it, and record insights.',
-    args: z.object({ topic: z.string().min(1).max(200).describe('The business topic to base the demo on, e.g. "coffee shop" or "bike rental"') }),
+    args: ARGS,
     get: async ({ topic }) => {
       const setup = writable
         ? `1. Design two or three tables for a business about "${topic}" and create them with create_table, then fill them with about 20 plausible rows each using write_query.`

@@ -4,16 +4,19 @@ import { completeTableName, describeTable } from '../catalog.js';
 import type { SqliteConfig } from '../config.js';
 import { describeText } from '../tools/schema.js';
 
+// A module constant: a zod schema built in the register function would be built again for every HTTP session.
+const ARGS = z.object({
+  table: z.string().min(1).max(1024).optional().describe('A table or view to focus on (completion offers the names)'),
+  goal: z.string().max(2000).optional().describe('What you want to find out'),
+});
+
 export function registerExplorePrompt(server: SuiteServer, config: SqliteConfig): void {
   const db = config.database;
   server.prompt({
     name: 'explore-database',
     title: 'Explore this database',
     description: 'Starts an exploration of the database with its schema attached; optionally focused on one table.',
-    args: z.object({
-      table: z.string().min(1).max(1024).optional().describe('A table or view to focus on (completion offers the names)'),
-      goal: z.string().max(2000).optional().describe('What you want to find out'),
-    }),
+    args: ARGS,
     complete: { table: (value) => completeTableName(db, value) },
     get: async ({ table, goal }, ctx) => {
       const focus = table ? describeTable(db, table) : undefined;
