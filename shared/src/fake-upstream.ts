@@ -18,6 +18,11 @@ export interface FakeRequest {
   body: unknown;
   /** Named segments of the route pattern, percent-decoded (`*name` captures the rest of the path). */
   params: Record<string, string>;
+  /**
+   * Date.now() when the request arrived (before its body was read), so a test can tell when the
+   * server under test sent it: that a retry waited until a rate limit's reset, for instance.
+   */
+  receivedAt: number;
 }
 
 export interface FakeResponse {
@@ -134,11 +139,12 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const requests: FakeRequest[] = [];
 
   const server = http.createServer((req, res) => {
+    const receivedAt = Date.now();
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const body = await readBody(req);
       const method = (req.method ?? 'GET').toUpperCase();
-      const request: FakeRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body, params: {} };
+      const request: FakeRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body, params: {}, receivedAt };
       requests.push(request);
 
       const fault = faults.find((f) => f.left > 0 && (!f.method || f.method.toUpperCase() === method) && f.matchPath(url.pathname));

@@ -37,6 +37,10 @@ describe('fake upstream HTTP server', () => {
     const started = Date.now();
     expect(await (await fetch(`${upstream.url}/ok`)).text()).toBe('fine');
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    // Stamped when the request arrived, before the delay: when the client sent it, not when it was answered.
+    const { receivedAt } = upstream.requests.at(-1)!;
+    expect(receivedAt).toBeGreaterThanOrEqual(started);
+    expect(Date.now() - receivedAt).toBeGreaterThanOrEqual(280);
 
     upstream.fault({ method: 'GET', path: '/ok', reset: true });
     await expect(fetch(`${upstream.url}/ok`)).rejects.toThrow();

@@ -91,35 +91,40 @@ describe('every tool', () => {
     }
   });
 
-  const FAILURES: { what: string; response: { status: number; headers?: Record<string, string>; json: unknown }; expected: RegExp }[] = [
-    { what: '404', response: { status: 404, json: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' } }, expected: /not found|does not exist/i },
+  /**
+   * `response` is built each time its fault is armed: a rate limit's reset is a moment, and one
+   * computed when this file loads would drift by however long the tests before it took.
+   */
+  const FAILURES: { what: string; response: () => { status: number; headers?: Record<string, string>; json: unknown }; expected: RegExp }[] = [
+    { what: '404', response: () => ({ status: 404, json: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' } }), expected: /not found|does not exist/i },
     {
       what: '403 without a rate limit',
-      response: { status: 403, headers: { 'x-accepted-github-permissions': 'metadata=read' }, json: { message: 'Resource not accessible by personal access token' } },
+      response: () => ({ status: 403, headers: { 'x-accepted-github-permissions': 'metadata=read' }, json: { message: 'Resource not accessible by personal access token' } }),
       expected: /^GitHub denied access.*\(403: Resource not accessible by personal access token\)\. The token needs Metadata: read on /,
     },
     {
       what: '422',
-      response: { status: 422, json: { message: 'Validation Failed', errors: [{ resource: 'Issue', field: 'title', code: 'missing_field' }], documentation_url: 'x' } },
+      response: () => ({ status: 422, json: { message: 'Validation Failed', errors: [{ resource: 'Issue', field: 'title', code: 'missing_field' }], documentation_url: 'x' } }),
       expected: /^GitHub rejected the request as invalid: Validation Failed: Issue\.title is required\.$/,
     },
     {
       what: 'a primary rate limit',
-      response: {
+      response: () => ({
         status: 403,
         headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-limit': '5000', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 3000) },
         json: { message: 'API rate limit exceeded for user ID 1.' },
-      },
-      expected: /^GitHub rate limit reached \(5000 requests per hour used up\)\. Retry in (49|50) minutes and try again\.$/,
+      }),
+      // 2999 or 3000 seconds when the answer arrives (the reset is a whole second), rounded up.
+      expected: /^GitHub rate limit reached \(5000 requests per hour used up\)\. Retry in 50 minutes and try again\.$/,
     },
     {
       what: 'a secondary rate limit',
-      response: { status: 403, headers: { 'retry-after': '30' }, json: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' } },
+      response: () => ({ status: 403, headers: { 'retry-after': '30' }, json: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' } }),
       expected: /^GitHub rate limit reached \(secondary rate limit: too many requests in a short time\)\. Retry in 30 seconds and try again\.$/,
     },
     {
       what: '502 (after the retries)',
-      response: { status: 502, json: { message: 'Server Error' } },
+      response: () => ({ status: 502, json: { message: 'Server Error' } }),
       expected: /^GitHub answered 502\. This is not a problem with your request; try again in a few seconds\.$/,
     },
   ];
@@ -127,7 +132,7 @@ describe('every tool', () => {
   for (const failure of FAILURES) {
     it(`answers ${failure.what} with an actionable isError, never a stack trace or a token`, async () => {
       for (const [name, args] of SAMPLES) {
-        world.fake.upstream.fault({ times: 3, response: failure.response });
+        world.fake.upstream.fault({ times: 3, response: failure.response() });
         const out = await gh.callTool(name, args);
         expect(out.isError, `${name} should fail`).toBe(true);
         expect(out.text, name).toMatch(failure.expected);
@@ -202,28 +207,33 @@ describe('failures that need their own set-up', () => {
 
   it('a call that runs out of its time budget says so, and returns when the budget ends', async () => {
     const slow = await world.connect({ throttle: { ...testConfig(world.fake).throttle, requestTimeoutMs: 300 } });
-    world.fake.upstream.fault({ path: '/user', delayMs: 3000 });
+    // GitHub holds the answer far longer than the budget, so the bound below leaves seconds for a loaded machine.
+    world.fake.upstream.fault({ path: '/user', delayMs: 10_000 });
     const started = Date.now();
     const out = await slow.callTool('get_me');
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(5000);
     expect(out).toMatchObject({ isError: true, text: 'GitHub did not answer within 1 second. Try again, or narrow the request.' });
   });
 
   it('a short rate limit is waited out once by the throttling plugin, then the call succeeds', async () => {
-    const patient = await world.connect({ throttle: { ...testConfig(world.fake).throttle, maxRateLimitWaitSeconds: 2 } });
+    const patient = await world.connect({ throttle: { ...testConfig(world.fake).throttle, maxRateLimitWaitSeconds: 3 } });
     const before = world.fake.requests.length;
+    // A reset 1 to 2 seconds ahead (GitHub's resets are whole seconds): the plugin waits until it has
+    // passed plus one second, 1 to 3 seconds whenever it answers. A reset of floor(now) would be
+    // over as soon as the second turned, and a retry at once would be right.
+    const reset = Math.floor(Date.now() / 1000) + 2;
     world.fake.upstream.fault({
       path: '/user',
       times: 2,
-      response: { status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000)) }, json: { message: 'API rate limit exceeded for user ID 1.' } },
+      response: { status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, json: { message: 'API rate limit exceeded for user ID 1.' } },
     });
-    const started = Date.now();
     const out = await patient.callTool('get_me');
     expect(out.isError).toBe(false);
     expect(out.text).toMatch(/^@alice/);
-    // The plain read, the plugin's attempt, and its one retry after the reset (plus one second).
-    expect(world.fake.requests.slice(before).filter((r) => r.path === '/user')).toHaveLength(3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    // The plain read, the plugin's attempt, and its one retry, which reached GitHub only after the reset.
+    const seen = world.fake.requests.slice(before).filter((r) => r.path === '/user');
+    expect(seen).toHaveLength(3);
+    expect(seen[2]!.receivedAt).toBeGreaterThanOrEqual(reset * 1000);
   });
 
   it('writes go through the plugins: spaced per token by the write limiter', async () => {
@@ -235,10 +245,16 @@ describe('failures that need their own set-up', () => {
   });
 
   it("the fake's own rate limit answers as GitHub does, and the message says when it resets", async () => {
-    world.fake.exhaustRateLimit({ token: TOKENS.alice, resetInSeconds: 90 });
+    const reset = world.fake.exhaustRateLimit({ token: TOKENS.alice, resetInSeconds: 90 });
     try {
+      const sent = Math.floor(Date.now() / 1000);
       const out = await gh.callTool('list_issues', { owner: 'acme', repo: 'widgets' });
-      expect(out.text).toMatch(/^GitHub rate limit reached \(5000 requests per hour used up\)\. Retry in (89|90|91) seconds and try again\.$/);
+      const answered = Math.floor(Date.now() / 1000);
+      const seconds = /^GitHub rate limit reached \(5000 requests per hour used up\)\. Retry in (\d+) seconds and try again\.$/.exec(out.text)?.[1];
+      expect(seconds, out.text).toBeDefined();
+      // The server counts from the second its answer arrived, somewhere within the call.
+      expect(Number(seconds)).toBeGreaterThanOrEqual(reset - answered);
+      expect(Number(seconds)).toBeLessThanOrEqual(reset - sent);
     } finally {
       world.fake.restoreRateLimit();
     }

@@ -136,11 +136,12 @@ describe('the built bin over stdio, against the fake GitHub', () => {
 
   it('gives a call the time budget of --request-timeout, retries included', async () => {
     const gh = await start(['--request-timeout', '1']);
-    fake.upstream.fault({ path: '/user', delayMs: 4000 });
+    // GitHub holds the answer far longer than the budget, so the bound below leaves seconds for a loaded machine.
+    fake.upstream.fault({ path: '/user', delayMs: 10_000 });
     const started = Date.now();
     const out = await gh.callTool('get_me');
     expect(out).toMatchObject({ isError: true, text: 'GitHub did not answer within 1 second. Try again, or narrow the request.' });
-    expect(Date.now() - started).toBeLessThan(3500);
+    expect(Date.now() - started).toBeLessThan(6000);
   });
 });
 

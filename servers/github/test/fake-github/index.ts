@@ -37,8 +37,12 @@ export interface FakeGithub {
   storage: FakeUpstream;
   /** The token each API request carried, in order (undefined for none). */
   tokensSeen(filter?: (request: FakeRequest) => boolean): (string | undefined)[];
-  /** Until reset, this token's (or every) API request is refused as over GitHub's primary rate limit, resetting in `resetInSeconds`. */
-  exhaustRateLimit(options: { token?: string; resetInSeconds: number }): void;
+  /**
+   * Until reset, this token's (or every) API request is refused as over GitHub's primary rate
+   * limit, resetting in `resetInSeconds`. Returns the x-ratelimit-reset it answers with (epoch
+   * seconds), so a test can derive the wait a message should name from its own clock readings.
+   */
+  exhaustRateLimit(options: { token?: string; resetInSeconds: number }): number;
   restoreRateLimit(): void;
   close(): Promise<void>;
 }
@@ -137,7 +141,11 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     requests: upstream.requests,
     storage,
     tokensSeen: (filter = () => true) => upstream.requests.filter((r) => r.path.startsWith(`${basePath}/`) && filter(r)).map(tokenOf),
-    exhaustRateLimit: ({ token, resetInSeconds }) => exhausted.set(token ?? '*', Math.floor(Date.now() / 1000) + resetInSeconds),
+    exhaustRateLimit: ({ token, resetInSeconds }) => {
+      const reset = Math.floor(Date.now() / 1000) + resetInSeconds;
+      exhausted.set(token ?? '*', reset);
+      return reset;
+    },
     restoreRateLimit: () => exhausted.clear(),
     close: async () => {
       await Promise.all([upstream.close(), storage.close()]);
