@@ -42,6 +42,12 @@ export interface SqliteOptions {
   /** Query processes that may run reads at the same time. */
   workers?: number;
   limits?: Partial<SqliteLimits>;
+  /**
+   * Start the first query process without waiting for it. The CLI does, so that a client's
+   * handshake does not wait for a second Node process to load (its start-up is most of ours);
+   * a process that cannot start then fails the first call instead of the start.
+   */
+  warmInBackground?: boolean;
 }
 
 /**
@@ -60,7 +66,7 @@ export class SqliteDatabase {
     readonly catalog: Database.Database,
     readonly reader: QueryExecutor,
     readonly writer: QueryExecutor | undefined,
-    readonly options: Required<Omit<SqliteOptions, 'file' | 'limits'>> & { limits: SqliteLimits },
+    readonly options: Required<Omit<SqliteOptions, 'file' | 'limits' | 'warmInBackground'>> & { limits: SqliteLimits },
     private readonly dispose: () => void,
   ) {}
 
@@ -108,6 +114,11 @@ export class SqliteDatabase {
     const writer = settings.allowWrite ? new QueryExecutor({ file, mode: 'write', writableServer: true, extensions: settings.extensions, size: 1, busyTimeoutMs: 5000 }) : undefined;
     const name = settings.demo ? 'demo' : uriName(file);
     const db = new SqliteDatabase(file, name, catalog, reader, writer, settings, dispose);
+    if (options.warmInBackground) {
+      // A failure here is met again, and reported, by the first call that needs a process.
+      reader.warm().catch(() => undefined);
+      return db;
+    }
     try {
       await reader.warm();
     } catch (error) {

@@ -41,6 +41,7 @@ await runServer({
       extensions,
       workers,
       limits: { timeoutMs: timeoutSeconds * 1000, defaultMaxRows: maxRows },
+      warmInBackground: true,
     });
     const changes = new ChangeHub();
     const config = { database, changes };
