@@ -15,7 +15,8 @@
 // user's paths, URLs and tokens replaced by the run's own: a README cannot drift from a working
 // command. Needs PostgreSQL at TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test)
 // and git. Ends with "smoke: N passed, N failed"; exits 1 on any failure. --keep leaves the
-// temporary directory in place; --tarballs DIR uses tarballs packed before instead of packing.
+// temporary directory in place; --pack-into DIR packs into DIR and leaves the tarballs there;
+// --tarballs DIR uses tarballs packed before instead of packing (CI's Node 22 and 24 runs).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -30,6 +31,8 @@ import { assert, packedServers } from './packed-servers.mjs';
 const keep = process.argv.includes('--keep');
 const tarballsFlag = process.argv.indexOf('--tarballs');
 const tarballsDir = tarballsFlag > 0 ? path.resolve(process.argv[tarballsFlag + 1]) : undefined;
+const packIntoFlag = process.argv.indexOf('--pack-into');
+const packInto = packIntoFlag > 0 ? path.resolve(process.argv[packIntoFlag + 1]) : undefined;
 const work = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'suite-packed-')));
 const installDir = path.join(work, 'install');
 const fixtures = path.join(work, 'fixtures');
@@ -290,9 +293,10 @@ try {
     packages = packedIn(tarballsDir);
     log(`== the tarballs in ${tarballsDir} (not packed again)`);
   } else {
-    log(`== packing every package (pnpm pack runs each prepack, which builds) into ${work}`);
+    const destination = packInto ?? path.join(work, 'tarballs');
+    log(`== packing every package (pnpm pack runs each prepack, which builds) into ${destination}`);
     const packStart = performance.now();
-    packages = await packAll(path.join(work, 'tarballs'));
+    packages = await packAll(destination);
     log(`   ${packages.length} packages packed in ${((performance.now() - packStart) / 1000).toFixed(0)} s`);
   }
 
