@@ -24,8 +24,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { installFootprint, installTarballs, packAll, packedIn, readTarball, root } from './packed.mjs';
 import { build } from 'esbuild';
+import { installFootprint, installTarballs, packAll, packedIn, readTarball, root } from './packed.mjs';
 import { assert, packedServers } from './packed-servers.mjs';
 
 const keep = process.argv.includes('--keep');
@@ -261,7 +261,12 @@ async function resolveSnippet(snippet, packages) {
   const placeholders = new Map();
   const substitute = async (value) => {
     if (/^postgres(ql)?:\/\//.test(value)) return postgres.url;
-    if (/^\$\{input:/.test(value)) return 'smoke-input-value';
+    const input = /^\$\{input:([^}]+)\}$/.exec(value);
+    if (input) {
+      // VS Code asks for an input only when the file declares it.
+      assert(snippet.inputs.some((i) => i.id === input[1]), `${value} is not declared in "inputs"`);
+      return 'smoke-input-value';
+    }
     if (isPathLike(value) && !value.includes('/path/to/suite/')) {
       if (!placeholders.has(value)) placeholders.set(value, await spec.fixture(fixtureCount++));
       return placeholders.get(value);
@@ -302,7 +307,7 @@ try {
 
   log('== what each tarball holds');
   for (const p of packages) {
-    await check(`${p.name}: tarball (${readTarball(p.tarball).length} files) has README, LICENSE, metadata, a runnable bin, declared dependencies only; no tests, sources or maps`, () => {
+    await check(`${p.name}: tarball (${readTarball(p.tarball).length} files) has README, LICENSE, the metadata, no workspace: range and a runnable bin; no tests, sources or maps`, () => {
       const { problems } = checkTarball(p);
       assert(problems.length === 0, problems.join('\n'));
     });
@@ -327,7 +332,7 @@ try {
     log(`== ${server.name} (npx -y ${server.name} ...)`);
     if (!spec) {
       await check(`${server.name}: the smoke test knows how to drive it`, () => {
-        throw new Error(`add servers/${kind} to SERVERS in scripts/smoke-packed.mjs`);
+        throw new Error(`add servers/${kind} to the servers of scripts/packed-servers.mjs`);
       });
       continue;
     }
