@@ -48,12 +48,13 @@ export function packedServers({ fixtures, installDir }) {
     sqlite: {
       fixture: async (i) => {
         const file = path.join(fixtures, `sqlite-${i}.db`);
-        const Database = createRequire(path.join(installDir, 'package.json'))('better-sqlite3');
-        const db = new Database(file);
-        db.exec("CREATE TABLE fruit (name TEXT NOT NULL); INSERT INTO fruit VALUES ('apple'), ('banana');");
-        db.close();
+        // Made by a child with the installed better-sqlite3: loaded here, its connection's finalizer
+        // aborts Node 24 when the garbage collector runs it (better-sqlite3 12 on Node 24.21).
+        const script = "const Database = require('better-sqlite3'); const db = new Database(process.argv[1]); db.exec(\"CREATE TABLE fruit (name TEXT NOT NULL); INSERT INTO fruit VALUES ('apple'), ('banana');\"); db.close();";
+        execFileSync(process.execPath, ['-e', script, file], { cwd: installDir, stdio: 'pipe' });
         return file;
       },
+      // read_query runs in a query process, a file of its own that the bin starts by path.
       realCall: async (client) => {
         const text = toolText(await client.callTool({ name: 'read_query', arguments: { sql: 'SELECT name FROM fruit ORDER BY name' } }), 'read_query');
         assert(text.includes('apple') && text.includes('banana'), `read_query gave ${JSON.stringify(text.slice(0, 200))}`);
@@ -97,6 +98,9 @@ export function packedServers({ fixtures, installDir }) {
       realCall: async (client, dir) => {
         const text = toolText(await client.callTool({ name: 'tail_log', arguments: { path: path.join(dir, 'app.log'), lines: 2 } }), 'tail_log');
         assert(text.includes(TEXT) && !text.includes('started'), `tail_log gave ${JSON.stringify(text.slice(0, 300))}`);
+        // A search runs in the scan worker, a file of its own that the bin starts by path.
+        const found = toolText(await client.callTool({ name: 'search_logs', arguments: { pattern: 'slow request', literal: true } }), 'search_logs');
+        assert(found.includes('slow request'), `search_logs gave ${JSON.stringify(found.slice(0, 300))}`);
       },
       probe: async (client) => assert(toolText(await client.callTool({ name: 'list_logs', arguments: {} }), 'list_logs').includes('app.log'), 'list_logs has no app.log'),
       badArgs: () => [['/nonexistent/suite-smoke.log']],
