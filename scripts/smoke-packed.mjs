@@ -289,6 +289,12 @@ async function resolveSnippet(snippet, packages) {
   return { command, args, env, kind, spec, server };
 }
 
+/** Whether the package claims the running Node.js in its `engines` ("20 || 22 || 24": whole major lines). */
+function claimsThisNode(manifest) {
+  const major = process.versions.node.split('.')[0];
+  return (manifest.engines?.node ?? '').split('||').some((range) => range.trim() === major);
+}
+
 // --- The run ----------------------------------------------------------------------------------
 
 const started = performance.now();
@@ -330,6 +336,10 @@ try {
     const spec = SERVERS[kind];
     const bin = Object.keys(server.manifest.bin)[0];
     log(`== ${server.name} (npx -y ${server.name} ...)`);
+    if (!claimsThisNode(server.manifest)) {
+      log(`   not run: its engines (${server.manifest.engines?.node}) do not claim node ${process.version}`);
+      continue;
+    }
     if (!spec) {
       await check(`${server.name}: the smoke test knows how to drive it`, () => {
         throw new Error(`add servers/${kind} to the servers of scripts/packed-servers.mjs`);
@@ -374,6 +384,7 @@ try {
     for (const snippet of snippets) {
       await check(`${snippet.where} (${snippet.client}): ${[snippet.command, ...(snippet.args ?? [])].join(' ')}`, async () => {
         const resolved = await resolveSnippet(snippet, servers);
+        if (!claimsThisNode(resolved.server.manifest)) return log(`        (not run: ${resolved.server.name} does not claim node ${process.version})`);
         await session(resolved.command, resolved.args, clientEnv(resolved.env), (client) => resolved.spec.probe(client));
       });
     }
