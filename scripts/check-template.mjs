@@ -2,7 +2,7 @@
 // Proves that a freshly scaffolded server builds and passes its tests with no edits.
 // Scaffolds servers/template-check, installs (from the store where it can, from the registry where it must: a fresh machine's store lacks the metadata an --offline install needs), builds, typechecks, tests, removes.
 import { spawnSync } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,6 +18,9 @@ function step(label, [cmd, args], cwd = root) {
 }
 
 await rm(dir, { recursive: true, force: true });
+// The lockfile as it is now (perhaps with changes not yet committed), to put back afterwards.
+const lockfile = path.join(root, 'pnpm-lock.yaml');
+const lockfileBefore = await readFile(lockfile, 'utf8');
 let failed = false;
 try {
   step('scaffold', ['node', ['scripts/new-server.mjs', name, 'A scaffolded server, built and tested by CI']]);
@@ -31,9 +34,9 @@ try {
   failed = true;
 } finally {
   await rm(dir, { recursive: true, force: true });
-  // Put node_modules and the lockfile back as they were without the scaffolded package.
+  // Put the lockfile and node_modules back as they were without the scaffolded package.
+  await writeFile(lockfile, lockfileBefore);
   spawnSync('npx', ['-y', 'pnpm@10', 'install', '--prefer-offline', '--no-frozen-lockfile'], { cwd: root, stdio: 'ignore' });
-  spawnSync('git', ['checkout', '--', 'pnpm-lock.yaml'], { cwd: root, stdio: 'ignore' });
 }
 console.log(failed ? '\ntemplate check: FAILED' : '\ntemplate check: passed');
 process.exit(failed ? 1 : 0);

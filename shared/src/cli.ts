@@ -186,7 +186,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
       strict: true,
     });
   } catch (error) {
-    return usageExit(spec.bin, (error as Error).message);
+    return usageExit(spec.bin, parseArgsMessage(error));
   }
   const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
   if (values.help) {
@@ -276,6 +276,13 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     process.exit(1);
   }
 
+}
+
+/** parseArgs's complaint in our words: its unknown-option hint ends on an unbalanced quote. */
+function parseArgsMessage(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message: string };
+  const option = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec(message)?.[1] : undefined;
+  return option ? `Unknown option '${option}' (a value that starts with '-' goes after '--').` : message;
 }
 
 function usageExit(bin: string, message: string): void {

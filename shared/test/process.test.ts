@@ -33,6 +33,14 @@ describe('server process', () => {
     }
   });
 
+  it('names an unknown option with balanced quotes', () => {
+    for (const flag of ['--no-such-flag', '-z']) {
+      expect(run([flag, 'dir']).stderr).toBe(
+        `mcp-server-probe: Unknown option '${flag}' (a value that starts with '-' goes after '--').\nRun 'mcp-server-probe --help' for usage.\n`,
+      );
+    }
+  });
+
   it('speaks MCP over stdio and keeps console output off stdout', async () => {
     const session = await spawnServer(BIN, ['--shout']);
     try {

@@ -127,19 +127,22 @@ describe('stdio transport: oversized messages', () => {
     expect((await inFlight).text).toBe('slept 1500');
     expect((await session.callTool('ping')).text).toBe('pong');
     expect((await session.callTool('measure', { text: 'y'.repeat(1000) })).text).toBe('1000');
-    // Discarded as it streamed: the peak grew by less than the message (the rest is the limit's worth, and garbage not yet collected).
-    expect(peakRss(session.pid!) - before).toBeLessThan(50 * MiB);
+    // Discarded as it streamed: holding it would add at least 100 MiB (its bytes and its string). What the peak does
+    // grow by is the limit's worth and chunks not yet collected, which depends on the runtime: ~45 MiB on Node 20
+    // and 22, ~55 MiB on Node 24, whose V8 collects the streamed chunks later.
+    expect(peakRss(session.pid!) - before).toBeLessThan(75 * MiB);
     expect(session.stderr()).toContain('refused a');
   }, 60_000);
 
-  it('holds a bounded amount whatever the size: a 200 MB message raises the peak by less than a third of it', async () => {
+  it('holds a bounded amount whatever the size: a 200 MB message raises the peak by less than half of it', async () => {
     const client = await rawProbe();
     const before = peakRss(client.child.pid!);
     client.write('{"method":"tools/call","params":{"name":"measure","arguments":{"text":"');
     await client.writeFiller(200 * MiB);
     client.write('"}},"jsonrpc":"2.0","id":3}\n');
     expect((await client.response(3, 30_000)).error?.code).toBe(-32600);
-    expect(peakRss(client.child.pid!) - before).toBeLessThan(64 * MiB);
+    // Node 20 and 22 stay under 64 MiB, Node 24 reaches ~70 MiB (chunks collected later); holding it would be 400 MiB.
+    expect(peakRss(client.child.pid!) - before).toBeLessThan(100 * MiB);
   }, 60_000);
 
   it('reads the id from the start of the message too (the Python SDK writes it first)', async () => {

@@ -1,12 +1,4 @@
-import { createRequire } from 'node:module';
-import type picomatchModule from 'picomatch';
-
-// Loaded on first use: picomatch costs tens of milliseconds to load, which start-up should not pay.
-let picomatchLoaded: typeof picomatchModule | undefined;
-function picomatch(pattern: string, options: picomatchModule.PicomatchOptions): picomatchModule.Matcher {
-  picomatchLoaded ??= createRequire(import.meta.url)('picomatch') as typeof picomatchModule;
-  return picomatchLoaded(pattern, options);
-}
+import picomatch from 'picomatch';
 
 /**
  * Glob matching with the meanings the official server gives its patterns (minimatch with

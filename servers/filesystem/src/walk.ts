@@ -1,8 +1,6 @@
 import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import type { Ignore } from 'ignore';
-import type ignoreModule from 'ignore';
+import ignore, { type Ignore } from 'ignore';
 import { CancelledError, isInside, isSuiteTempName } from '@suite/shared';
 
 /**
@@ -92,13 +90,6 @@ interface ReadResult {
 }
 
 const GITIGNORE_MAX_BYTES = 1024 * 1024;
-
-// Loaded on first use, so that start-up does not pay for it.
-let ignoreLoaded: typeof ignoreModule | undefined;
-function ignore(): Ignore {
-  ignoreLoaded ??= createRequire(import.meta.url)('ignore') as typeof ignoreModule;
-  return ignoreLoaded();
-}
 
 function typeOf(dirent: Dirent): WalkEntryType {
   if (dirent.isFile()) return 'file';

@@ -6,6 +6,9 @@ import { ChannelListener } from './listener.js';
 import { PRIVILEGED_FLAG, inspectRole, privilegeProblem, refusalMessage } from './privileges.js';
 import { VERSION, buildServer } from './server.js';
 
+/** The libpq variables that say which server or database to use; any one of them is a choice made. */
+const LOCATING_VARIABLES = ['PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGDATABASE', 'PGUSER', 'PGSERVICE'];
+
 await runServer({
   bin: 'mcp-server-postgres',
   packageName: '@suite/server-postgres',
@@ -40,6 +43,11 @@ await runServer({
   ],
   async prepare({ flags, positionals, selection }, log: Logger) {
     const connectionString = positionals[0] || process.env.DATABASE_URL || undefined;
+    // With nothing to go on, pg would try localhost as the login user (or as nobody, where USER is
+    // unset) and fail with a protocol message; say what to give instead.
+    if (connectionString === undefined && !LOCATING_VARIABLES.some((name) => process.env[name])) {
+      throw new UsageError('Missing DATABASE_URL: give a postgresql:// URL, e.g. postgresql://mcp_readonly@localhost:5432/shop (or set DATABASE_URL, or PGHOST, PGDATABASE and PGUSER).');
+    }
     if (connectionString !== undefined && !/^postgres(ql)?:\/\//i.test(connectionString)) {
       throw new UsageError(`The database URL must start with postgresql:// or postgres://, got ${JSON.stringify(redactSecrets(connectionString))}.`);
     }

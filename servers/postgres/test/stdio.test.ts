@@ -50,6 +50,24 @@ function superuserUrlWithPassword(): { url: string; password: string } {
   return { url: url.toString(), password: decodeURIComponent(url.password) };
 }
 
+describe('start-up without a database', () => {
+  it('asks for a URL when neither an argument nor the environment names a database', async () => {
+    const none = { DATABASE_URL: '', PGHOST: '', PGHOSTADDR: '', PGPORT: '', PGDATABASE: '', PGUSER: '', PGSERVICE: '' };
+    const result = await runBin([], none);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'mcp-server-postgres: Missing DATABASE_URL: give a postgresql:// URL, e.g. postgresql://mcp_readonly@localhost:5432/shop (or set DATABASE_URL, or PGHOST, PGDATABASE and PGUSER).\n' +
+        "Run 'mcp-server-postgres --help' for usage.\n",
+    );
+  });
+
+  it('names the server it cannot reach in one line', async () => {
+    const result = await runBin(['postgresql://nobody@127.0.0.1:1/nothing']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^mcp-server-postgres: cannot connect to 127\.0\.0\.1:1\/nothing: .*ECONNREFUSED.*\n$/);
+  });
+});
+
 describe('start-up privilege check', () => {
   it('refuses read-only mode as a superuser, with the SQL for a least-privilege role, and never prints the password', async () => {
     const { url, password } = superuserUrlWithPassword();

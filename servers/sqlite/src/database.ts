@@ -44,6 +44,12 @@ export interface SqliteOptions {
   limits?: Partial<SqliteLimits>;
   /** Where to say that the database file was replaced (the server then serves the new one). */
   log?: Logger;
+  /**
+   * Start the first query process without waiting for it. The CLI does, so that a client's
+   * handshake does not wait for a second Node process to load (its start-up is most of ours);
+   * a process that cannot start then fails the first call instead of the start.
+   */
+  warmInBackground?: boolean;
 }
 
 /** What identifies the file at the configured path: a file renamed over it, or created anew, has another. */
@@ -86,7 +92,7 @@ export class SqliteDatabase {
     /** The name used in resource URIs (sqlite://<name>/schema). */
     readonly name: string,
     private current: Generation,
-    readonly options: Required<Omit<SqliteOptions, 'file' | 'limits' | 'log'>> & { limits: SqliteLimits },
+    readonly options: Required<Omit<SqliteOptions, 'file' | 'limits' | 'log' | 'warmInBackground'>> & { limits: SqliteLimits },
     private readonly log: Logger | undefined,
     private readonly dispose: () => void,
   ) {}
@@ -133,6 +139,11 @@ export class SqliteDatabase {
     }
     const name = settings.demo ? 'demo' : uriName(file);
     const db = new SqliteDatabase(file, options.file ?? 'the demo database', name, generation, settings, options.log, dispose);
+    if (options.warmInBackground) {
+      // A failure here is met again, and reported, by the first call that needs a process.
+      generation.reader.warm().catch(() => undefined);
+      return db;
+    }
     try {
       await generation.reader.warm();
     } catch (error) {

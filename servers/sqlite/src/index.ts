@@ -42,6 +42,7 @@ await runServer({
       workers,
       limits: { timeoutMs: timeoutSeconds * 1000, defaultMaxRows: maxRows },
       log,
+      warmInBackground: true,
     });
     const changes = new ChangeHub();
     const config = { database };
