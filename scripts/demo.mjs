@@ -158,7 +158,7 @@ try {
   } finally {
     await fake.close();
   }
-  console.log(`\n${bold('Done.')} Add a server to your client: see README.md, "Use a server in Claude Desktop".`);
+  console.log(`\n${bold('Done.')} Add a server to your client: see README.md, "Use the servers in a client".`);
 } finally {
   await rm(sample, { recursive: true, force: true });
 }
