@@ -17,7 +17,6 @@
 // Loopback only; temporary directories, the test PostgreSQL database and every process are removed at
 // the end, on failure too. Linux (reads /proc/<pid>/status).
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -29,6 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { connectStdio, formatBytes, formatMs, median } from './bench-kit.mjs';
+import { createScratchDatabase } from './scratch-postgres.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const binOf = (name) => path.join(root, 'servers', name, 'dist', 'index.js');
@@ -126,41 +126,11 @@ const SETUPS = {
   },
 
   async postgres() {
-    const pg = requireFrom('servers/postgres')('pg');
-    const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
-    const suffix = randomBytes(4).toString('hex');
-    const dbName = `suite_stress_${suffix}`;
-    // The server refuses a superuser in read-only mode: a least-privilege role of its own.
-    const role = `suite_stress_ro_${suffix}`;
-    const password = randomBytes(12).toString('hex');
-    const urlFor = (database, user) => {
-      const url = new URL(adminUrl);
-      url.pathname = `/${database}`;
-      if (user) Object.assign(url, { username: user, password });
-      return url.toString();
-    };
-    const admin = async (url, sql) => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(sql);
-      } finally {
-        await client.end();
-      }
-    };
-    await admin(adminUrl, `CREATE DATABASE ${dbName}`);
-    const cleanup = async () => {
-      await admin(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await admin(adminUrl, `DROP ROLE IF EXISTS ${role}`);
-    };
-    try {
-      await admin(adminUrl, `CREATE ROLE ${role} LOGIN PASSWORD '${password}'; GRANT CONNECT ON DATABASE ${dbName} TO ${role}; GRANT pg_read_all_data TO ${role}`);
-      await admin(urlFor(dbName), 'CREATE TABLE items AS SELECT g AS id, md5(g::text) AS label FROM generate_series(1, 1000) g; ALTER TABLE items ADD PRIMARY KEY (id)');
-    } catch (error) {
-      await cleanup();
-      throw error;
-    }
-    return { args: [urlFor(dbName, role)], call: { name: 'query', arguments: { sql: 'SELECT id, label FROM items WHERE id = 42' } }, cleanup };
+    const db = await createScratchDatabase({
+      prefix: 'suite_stress',
+      setupSql: 'CREATE TABLE items AS SELECT g AS id, md5(g::text) AS label FROM generate_series(1, 1000) g; ALTER TABLE items ADD PRIMARY KEY (id)',
+    });
+    return { args: [db.roleUrl], call: { name: 'query', arguments: { sql: 'SELECT id, label FROM items WHERE id = 42' } }, cleanup: db.drop };
   },
 
   async github() {

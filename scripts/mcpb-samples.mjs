@@ -6,10 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { serverDir } from './mcpb-kit.mjs';
+import { createScratchDatabase } from './scratch-postgres.mjs';
 
 function textOf(result) {
   return (result.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
@@ -20,30 +19,6 @@ async function expectCall(client, name, args, expected) {
   const text = textOf(result);
   if (result.isError || !text.includes(expected)) throw new Error(`${name} answered ${result.isError ? 'an error' : 'without'} "${expected}": ${text.slice(0, 300)}`);
   return `${name} ok`;
-}
-
-async function postgresRole() {
-  const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test');
-  const { Client: PgClient } = createRequire(path.join(serverDir('postgres'), 'package.json'))('pg');
-  const admin = new PgClient({ connectionString: base.toString() });
-  await admin.connect();
-  const role = `suite_bundle_check_${process.pid}`;
-  const database = decodeURIComponent(base.pathname.slice(1));
-  await admin.query(`DROP ROLE IF EXISTS ${role}`);
-  await admin.query(`CREATE ROLE ${role} LOGIN`);
-  await admin.query(`GRANT CONNECT ON DATABASE "${database.replace(/"/g, '""')}" TO ${role}`);
-  await admin.query(`GRANT pg_read_all_data TO ${role}`);
-  const url = new URL(base);
-  url.username = role;
-  url.password = '';
-  return {
-    url: url.toString(),
-    drop: async () => {
-      await admin.query(`DROP OWNED BY ${role}`).catch(() => {});
-      await admin.query(`DROP ROLE IF EXISTS ${role}`);
-      await admin.end();
-    },
-  };
 }
 
 /** A loopback stand-in for the GitHub REST API: GET /api/v3/user with the token the bundle was configured with. */
@@ -86,9 +61,9 @@ export async function sampleConfig(name) {
         return { userConfig: { database: path.join(tmp, 'empty.db') }, probe: (c) => expectCall(c, 'read_query', { query: "SELECT 6 * 7 AS answer, sqlite_version() AS v" }, '42'), cleanup: done };
       }
       case 'postgres': {
-        const role = await postgresRole();
-        cleanups.push(role.drop);
-        return { userConfig: { database_url: role.url }, probe: (c) => expectCall(c, 'query', { sql: 'SELECT 6 * 7 AS answer' }, '42'), cleanup: done };
+        const db = await createScratchDatabase({ prefix: 'suite_bundle_check' });
+        cleanups.push(db.drop);
+        return { userConfig: { database_url: db.roleUrl }, probe: (c) => expectCall(c, 'query', { sql: 'SELECT 6 * 7 AS answer' }, '42'), cleanup: done };
       }
       case 'logs': {
         await writeFile(path.join(tmp, 'app.log'), ['2024-01-15T10:00:00Z INFO started', '2024-01-15T10:00:01Z ERROR disk full on /var', '2024-01-15T10:00:02Z INFO stopped', ''].join('\n'));

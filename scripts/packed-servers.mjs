@@ -4,10 +4,9 @@
 // fake GitHub of the tests). A server missing from this table fails the smoke test.
 import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { loadFakeGithub } from '../servers/github/bench/load-fake.mjs';
-import { root } from './packed.mjs';
+import { createScratchDatabase } from './scratch-postgres.mjs';
 
 export const TEXT = 'hello from the packed smoke test';
 
@@ -132,38 +131,10 @@ export function packedServers({ fixtures, installDir }) {
 
   const postgres = { url: '', cleanup: async () => undefined };
   async function startPostgres() {
-    const admin = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
-    const pg = createRequire(path.join(root, 'servers', 'postgres', 'package.json'))('pg');
-    const name = `suite_smoke_${process.pid}`;
-    const withClient = async (url, fn) => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return await fn(client);
-      } finally {
-        await client.end();
-      }
-    };
-    await withClient(admin, async (c) => {
-      await c.query(`CREATE ROLE ${name} LOGIN`);
-      await c.query(`CREATE DATABASE ${name}`);
-    });
-    const dbUrl = new URL(admin);
-    dbUrl.pathname = `/${name}`;
-    await withClient(dbUrl.toString(), async (c) => {
-      await c.query("CREATE TABLE fruit (name text NOT NULL); INSERT INTO fruit VALUES ('apple'), ('banana')");
-      await c.query(`GRANT CONNECT ON DATABASE ${name} TO ${name}; GRANT USAGE ON SCHEMA public TO ${name}; GRANT SELECT ON fruit TO ${name}`);
-    });
-    // A plain role: read-only mode refuses a superuser.
-    const roleUrl = new URL(dbUrl);
-    roleUrl.username = name;
-    roleUrl.password = '';
-    postgres.url = roleUrl.toString();
-    postgres.cleanup = () =>
-      withClient(admin, async (c) => {
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.query(`DROP ROLE IF EXISTS ${name}`);
-      });
+    // A least-privilege role: read-only mode refuses a superuser.
+    const db = await createScratchDatabase({ prefix: 'suite_smoke', setupSql: "CREATE TABLE fruit (name text NOT NULL); INSERT INTO fruit VALUES ('apple'), ('banana')" });
+    postgres.url = db.roleUrl;
+    postgres.cleanup = db.drop;
   }
 
   const github = { fake: undefined, token: '' };

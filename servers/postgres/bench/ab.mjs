@@ -2,29 +2,21 @@
 // database, interleaved round by round so that a machine's changing load hits both alike. Prints the median and the
 // fastest round of small queries (per call) and of a capped SELECT * on 1,000,000 rows. ROUNDS (default 20) sets the
 // number of rounds. Creates and drops its own database and role (TEST_DATABASE_URL or the local default as admin).
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { connectStdio, median } from '../../../scripts/bench-kit.mjs';
+import { createScratchDatabase } from '../../../scripts/scratch-postgres.mjs';
 
 const [oldBin, newBin] = process.argv.slice(2);
 if (!oldBin || !newBin) {
   console.error('Usage: node bench/ab.mjs OLD_BIN NEW_BIN (each the dist/index.js of a build)');
   process.exit(2);
 }
-const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
-const suffix = randomBytes(4).toString('hex');
-const db = `suite_pg_ab_${suffix}`;
-const role = `suite_pg_ab_ro_${suffix}`;
-const pw = randomBytes(8).toString('hex');
-const url = (d, u, p) => { const x = new URL(adminUrl); x.pathname = `/${d}`; if (u) { x.username = u; x.password = p; } return x.toString(); };
-async function admin(u, sql) { const c = new pg.Client({ connectionString: u }); await c.connect(); try { await c.query(sql); } finally { await c.end(); } }
-await admin(adminUrl, `CREATE DATABASE ${db}`);
-await admin(adminUrl, `CREATE ROLE ${role} LOGIN PASSWORD '${pw}'`);
-await admin(adminUrl, `GRANT CONNECT ON DATABASE ${db} TO ${role}; GRANT pg_read_all_data TO ${role}`);
-await admin(url(db), `CREATE TABLE big AS SELECT g AS id, 'label ' || g AS label, md5(g::text) AS h FROM generate_series(1, 1000000) g; ALTER TABLE big ADD PRIMARY KEY (id); ANALYZE big`);
+const db = await createScratchDatabase({
+  prefix: 'suite_pg_ab',
+  setupSql: `CREATE TABLE big AS SELECT g AS id, 'label ' || g AS label, md5(g::text) AS h FROM generate_series(1, 1000000) g; ALTER TABLE big ADD PRIMARY KEY (id); ANALYZE big`,
+});
 const env = { SUITE_LOG_LEVEL: 'emergency' };
-const servers = { old: await connectStdio(process.execPath, [oldBin, url(db, role, pw)], { env }), new: await connectStdio(process.execPath, [newBin, url(db, role, pw)], { env }) };
+const servers = { old: await connectStdio(process.execPath, [oldBin, db.roleUrl], { env }), new: await connectStdio(process.execPath, [newBin, db.roleUrl], { env }) };
 const small = { old: [], new: [] };
 const big = { old: [], new: [] };
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
@@ -43,5 +35,4 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 for (const v of ['old', 'new']) console.log(`${v}: small query median ${median(small[v]).toFixed(3)} ms/call (rounds of 200, ${ROUNDS} rounds; min ${Math.min(...small[v]).toFixed(3)}), SELECT * median ${median(big[v]).toFixed(2)} ms (min ${Math.min(...big[v]).toFixed(2)})`);
 for (const s of Object.values(servers)) await s.close();
-await admin(adminUrl, `DROP DATABASE ${db} WITH (FORCE)`);
-await admin(adminUrl, `DROP ROLE ${role}`);
+await db.drop();

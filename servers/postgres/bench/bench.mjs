@@ -1,13 +1,12 @@
 // pnpm bench postgres: the same workload, through the SDK client over stdio, against this server
 // and the official @modelcontextprotocol/server-postgres, in one run. Creates and drops its own
 // database (TEST_DATABASE_URL or postgresql://postgres@127.0.0.1:5432/test as the admin connection).
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { connectStdio, formatBytes, measure, printTable, resultBytes } from '../../../scripts/bench-kit.mjs';
+import { createScratchDatabase, runSql } from '../../../scripts/scratch-postgres.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ours = path.resolve(here, '../dist/index.js');
@@ -16,34 +15,9 @@ const officialPkgPath = require.resolve('@modelcontextprotocol/server-postgres/p
 const officialPkg = JSON.parse(readFileSync(officialPkgPath, 'utf8'));
 const official = path.join(path.dirname(officialPkgPath), typeof officialPkg.bin === 'string' ? officialPkg.bin : Object.values(officialPkg.bin)[0]);
 
-const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
-const suffix = randomBytes(4).toString('hex');
-const dbName = `suite_pg_bench_${suffix}`;
-const role = `suite_pg_bench_ro_${suffix}`;
-const rolePassword = randomBytes(12).toString('hex');
 const QUICK = process.argv.includes('--quick');
 const SMALL_QUERIES = QUICK ? 200 : 1000;
 const BIG_ROWS = QUICK ? 100_000 : 1_000_000;
-
-function urlFor(database, user, password) {
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
-  if (user) {
-    url.username = user;
-    url.password = password ?? '';
-  }
-  return url.toString();
-}
-
-async function admin(url, sql) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Resident memory of a process (Linux), in bytes: current (VmRSS) or peak (VmHWM). */
 function rss(pid, field = 'VmHWM') {
@@ -73,10 +47,16 @@ async function withPeakRss(pid, fn) {
   }
 }
 
+console.log(`Setting up a database with ${BIG_ROWS.toLocaleString()} rows...`);
+const db = await createScratchDatabase({
+  prefix: 'suite_pg_bench',
+  setupSql: `CREATE TABLE big AS SELECT g AS id, md5(g::text) AS label, now() - g * interval '1 second' AS created_at, (g % 1000)::numeric / 7 AS score FROM generate_series(1, ${BIG_ROWS}) g;
+     ALTER TABLE big ADD PRIMARY KEY (id)`,
+});
 const env = { SUITE_LOG_LEVEL: 'emergency' };
 const servers = {
-  ours: () => connectStdio(process.execPath, [ours, urlFor(dbName, role, rolePassword)], { env }),
-  official: () => connectStdio(process.execPath, [official, urlFor(dbName, role, rolePassword)], { env }),
+  ours: () => connectStdio(process.execPath, [ours, db.roleUrl], { env }),
+  official: () => connectStdio(process.execPath, [official, db.roleUrl], { env }),
 };
 
 async function startup(start) {
@@ -131,16 +111,8 @@ async function selectAll(start, runs) {
   }
 }
 
-console.log(`Setting up ${dbName} with ${BIG_ROWS.toLocaleString()} rows...`);
-await admin(adminUrl, `CREATE DATABASE ${dbName}`);
 try {
-  await admin(adminUrl, `CREATE ROLE ${role} LOGIN PASSWORD '${rolePassword}'; GRANT CONNECT ON DATABASE ${dbName} TO ${role}; GRANT pg_read_all_data TO ${role}`);
-  await admin(
-    urlFor(dbName),
-    `CREATE TABLE big AS SELECT g AS id, md5(g::text) AS label, now() - g * interval '1 second' AS created_at, (g % 1000)::numeric / 7 AS score FROM generate_series(1, ${BIG_ROWS}) g;
-     ALTER TABLE big ADD PRIMARY KEY (id)`,
-  );
-  await admin(urlFor(dbName), 'VACUUM ANALYZE big');
+  await runSql(db.adminUrl, 'VACUUM ANALYZE big');
 
   const startOurs = await startup(servers.ours);
   const startOfficial = await startup(servers.official);
@@ -149,15 +121,7 @@ try {
   const bigOurs = await selectAll(servers.ours, 5);
   const bigOfficial = await selectAll(servers.official, 1);
   // What the official server tries to send: at least the compact JSON of every row (it pretty-prints, so more).
-  const officialAnswerLowerBound = await (async () => {
-    const client = new pg.Client({ connectionString: urlFor(dbName) });
-    await client.connect();
-    try {
-      return Number((await client.query('SELECT sum(octet_length(row_to_json(b)::text)) AS n FROM big b')).rows[0].n);
-    } finally {
-      await client.end();
-    }
-  })();
+  const officialAnswerLowerBound = Number((await runSql(db.adminUrl, 'SELECT sum(octet_length(row_to_json(b)::text)) AS n FROM big b')).rows[0].n);
 
   printTable(`mcp-server-postgres vs official (${SMALL_QUERIES} small queries, SELECT * on ${BIG_ROWS.toLocaleString()} rows; medians)`, ['ours', 'official'], [
     { name: 'start-up (spawn to tools/list)', ours: startOurs, theirs: startOfficial, unit: 'ms' },
@@ -175,6 +139,5 @@ try {
   console.log(`\nserver RSS before SELECT *: ours ${formatBytes(bigOurs.rssBefore)}, official ${formatBytes(bigOfficial.rssBefore)}`);
   if (bigOfficial.failure) console.log(`official SELECT * failed: ${bigOfficial.failure}`);
 } finally {
-  await admin(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => console.error(String(e)));
-  await admin(adminUrl, `DROP ROLE IF EXISTS ${role}`).catch((e) => console.error(String(e)));
+  await db.drop().catch((e) => console.error(String(e)));
 }
