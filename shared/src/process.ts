@@ -36,6 +36,15 @@ export interface RunProcessOptions extends ChildEnvironmentOptions {
    * and SIGKILL. Default 1 s: enough for git to remove its lock files, which SIGKILL would leave.
    */
   killGraceMs?: number;
+  /**
+   * For commands that change nothing (`git status`, `git log`): while a run with the same command,
+   * arguments, directory, environment, input and limits still waits for its turn, this run joins
+   * it instead of queueing a child of its own, and both get its result. The joined run has not
+   * started yet, so its output reflects a state later than both requests: what either caller
+   * would have seen had it run alone. It is cancelled only when every caller has cancelled.
+   * Under 1,000 identical calls in flight the server then starts a handful of children, not 1,000.
+   */
+  shareQueued?: boolean;
 }
 
 export interface ProcessResult {
@@ -126,7 +135,89 @@ let exitHookInstalled = false;
  * signal cancels the wait too), and its time limit starts when it does.
  */
 export async function runProcess(command: string, args: readonly string[], options: RunProcessOptions = {}): Promise<ProcessResult> {
-  return turns.run(() => runNow(command, args, options), options.signal);
+  if (!options.shareQueued) return turns.run(() => runNow(command, args, options), options.signal);
+  if (options.signal?.aborted) throw new CancelledError();
+  const key = shareKey(command, args, options);
+  let run = queuedRuns.get(key);
+  if (!run) {
+    const controller = new AbortController();
+    // The task runs after at least one await inside turns.run, so `created` exists by then.
+    const result = turns.run(() => {
+      // Started: a later caller must not join a run that may already have read the state.
+      if (queuedRuns.get(key) === created) queuedRuns.delete(key);
+      return runNow(command, args, { ...options, signal: controller.signal });
+    }, controller.signal);
+    const created: QueuedRun = { controller, callers: 0, result };
+    // Every caller handles the outcome through its own promise; this keeps an abandoned run quiet.
+    result.catch(() => undefined);
+    queuedRuns.set(key, created);
+    run = created;
+  }
+  return joinQueuedRun(run, () => {
+    if (queuedRuns.get(key) === run) queuedRuns.delete(key);
+  }, options.signal);
+}
+
+/** A shareQueued run: one child for every caller that asked before it started. */
+interface QueuedRun {
+  result: Promise<ProcessResult>;
+  /** Aborted when the last caller cancels. */
+  controller: AbortController;
+  callers: number;
+}
+
+/** shareQueued runs that have not started yet, by shareKey. */
+const queuedRuns = new Map<string, QueuedRun>();
+
+function shareKey(command: string, args: readonly string[], options: RunProcessOptions): string {
+  const input = options.input === undefined ? null : typeof options.input === 'string' ? `s${options.input}` : `b${Buffer.from(options.input).toString('base64')}`;
+  const env = Object.entries(options.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    command,
+    args,
+    options.cwd ?? null,
+    env,
+    [...(options.passEnv ?? [])].sort(),
+    input,
+    options.timeoutMs ?? null,
+    options.maxOutputBytes ?? null,
+    options.okExitCodes ?? null,
+    options.killGraceMs ?? null,
+    options.label ?? null,
+  ]);
+}
+
+/** One caller's share of a QueuedRun: its own cancellation, its own copy of the result. */
+function joinQueuedRun(run: QueuedRun, forget: () => void, signal: AbortSignal | undefined): Promise<ProcessResult> {
+  run.callers += 1;
+  return new Promise<ProcessResult>((resolve, reject) => {
+    let settled = false;
+    const onAbort = (): void => {
+      if (settled) return;
+      settled = true;
+      run.callers -= 1;
+      if (run.callers === 0) {
+        forget();
+        run.controller.abort();
+      }
+      reject(new CancelledError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    run.result.then(
+      (result) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        resolve({ ...result, truncated: { ...result.truncated } });
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** runProcess once its turn has come: `durationMs` and the time limit count from here. */

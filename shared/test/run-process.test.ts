@@ -321,6 +321,89 @@ describe('runProcess', { timeout: 60_000 }, () => {
     }
   });
 
+  describe('shareQueued', () => {
+    /** Fills every turn with a sleeper, so the runs under test queue; resolves when they are done. */
+    const occupyEveryTurn = (seconds: number): Promise<unknown> => Promise.all(Array.from({ length: MAX_CONCURRENT_PROCESSES }, () => runProcess('sleep', [String(seconds)])));
+    /** A command that appends a line to `file` each time it really runs, and prints how many lines it holds. */
+    const counting = (file: string): [string, string[]] => ['sh', ['-c', `echo run >> ${file}; wc -l < ${file}`]];
+
+    it('identical runs queued together start one child and all get its result; a run that differs gets its own', async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'share-'));
+      try {
+        const file = path.join(dir, 'runs');
+        const [command, args] = counting(file);
+        const blockers = occupyEveryTurn(0.3);
+        const shared = Array.from({ length: 50 }, () => runProcess(command, args, { shareQueued: true }));
+        const unshared = runProcess(command, args);
+        const otherEnv = runProcess(command, args, { shareQueued: true, env: { DIFFERENT: '1' } });
+        expect(processCounts().waiting).toBe(3);
+        await blockers;
+        const results = await Promise.all(shared);
+        await Promise.all([unshared, otherEnv]);
+        expect(new Set(results.map((r) => r.stdout.trim())).size).toBe(1);
+        expect(results.every((r) => r.ok && r.exitCode === 0)).toBe(true);
+        // Each caller has a result of its own: changing one leaves the others as they were.
+        results[0]!.truncated.stdout = true;
+        expect(results[1]!.truncated.stdout).toBe(false);
+        expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(3);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('never joins a run that has already started: a later caller sees the state after its own request', async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'share-'));
+      try {
+        const file = path.join(dir, 'runs');
+        // Started at once (no queue), then a second identical call while the first still runs.
+        const first = runProcess('sh', ['-c', `sleep 0.3; echo run >> ${file}; wc -l < ${file}`], { shareQueued: true });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const second = runProcess('sh', ['-c', `sleep 0.3; echo run >> ${file}; wc -l < ${file}`], { shareQueued: true });
+        expect([(await first).stdout.trim(), (await second).stdout.trim()]).toEqual(['1', '2']);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('one caller cancelling leaves the others their result; the run stops only when every caller has cancelled', async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'share-'));
+      try {
+        const file = path.join(dir, 'runs');
+        const [command, args] = counting(file);
+        const blockers = occupyEveryTurn(0.3);
+        const cancelled = new AbortController();
+        const kept = new AbortController();
+        const a = runProcess(command, args, { shareQueued: true, signal: cancelled.signal });
+        const b = runProcess(command, args, { shareQueued: true, signal: kept.signal });
+        cancelled.abort();
+        await expect(a).rejects.toBeInstanceOf(CancelledError);
+        await blockers;
+        expect((await b).stdout.trim()).toBe('1');
+
+        const moreBlockers = occupyEveryTurn(0.3);
+        const all = [new AbortController(), new AbortController()];
+        const both = all.map((c) => runProcess(command, args, { shareQueued: true, signal: c.signal }));
+        for (const c of all) c.abort();
+        const outcomes = await Promise.allSettled(both);
+        expect(outcomes.every((o) => o.status === 'rejected' && o.reason instanceof CancelledError)).toBe(true);
+        expect(processCounts().waiting).toBe(0);
+        await moreBlockers;
+        // The abandoned run never started; a new identical call starts a run of its own.
+        expect((await runProcess(command, args, { shareQueued: true })).stdout.trim()).toBe('2');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('a failure reaches every caller that joined', async () => {
+      const blockers = occupyEveryTurn(0.2);
+      const runs = Array.from({ length: 3 }, () => runProcess('sh', ['-c', 'sleep 5'], { shareQueued: true, timeoutMs: 100, killGraceMs: 100 }));
+      await blockers;
+      const outcomes = await Promise.allSettled(runs);
+      expect(outcomes.map((o) => (o.status === 'rejected' && o.reason instanceof ToolError ? o.reason.kind : o.status))).toEqual(['timeout', 'timeout', 'timeout']);
+    });
+  });
+
   it('runs git', async () => {
     const repo = path.join(dir, 'repo');
     const git = (args: string[]) => runProcess('git', args, { cwd: repo, env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' } });

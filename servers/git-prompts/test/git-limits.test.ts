@@ -161,3 +161,46 @@ describe('git time limit, cancellation and output cap', () => {
     expect(processesIn(repo)).toEqual([]);
   }, 60_000);
 });
+
+describe('git under many calls at once', () => {
+  let base: string;
+  let cleanup: () => Promise<void>;
+  let session: TestSession | undefined;
+
+  beforeEach(async () => {
+    const made = await makeTempDir('git-prompts-load-');
+    cleanup = made.cleanup;
+    base = realpathSync(made.dir);
+  });
+  afterEach(async () => {
+    await session?.close();
+    session = undefined;
+    await cleanup();
+  });
+
+  it('identical read calls queued together share one git run; each answer is right, and a call after a change sees it', async () => {
+    const repo = makeRepo(path.join(base, 'app'), { 'src/a.ts': 'export const a = 1;\n' });
+    const record = path.join(base, 'calls.log');
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const wrapper = path.join(base, 'recording-git');
+    writeFileSync(wrapper, ['#!/bin/sh', `echo "$*" >> ${JSON.stringify(record)}`, `exec ${JSON.stringify(realGit)} "$@"`, ''].join('\n'));
+    chmodSync(wrapper, 0o755);
+    session = await open([repo], { config: { gitBinary: wrapper } });
+    writeFiles(repo, { 'src/a.ts': 'export const a = 2;\n' });
+    const alone = await session.callTool('git_status');
+    expect(alone.text).toContain('src/a.ts');
+    writeFileSync(record, '');
+
+    const answers = await Promise.all(Array.from({ length: 300 }, () => session!.callTool('git_status')));
+    expect(answers.every((a) => !a.isError && a.text === alone.text)).toBe(true);
+    const statusRuns = readFileSync(record, 'utf8').split('\n').filter((line) => / status /.test(line)).length;
+    // One run per turn at most (8 git processes at once on this machine): far fewer than 300.
+    expect(statusRuns).toBeGreaterThan(0);
+    expect(statusRuns).toBeLessThan(60);
+
+    // A change made after those answers is in the next one: nothing is served from an earlier run.
+    writeFiles(repo, { 'src/b.ts': 'export const b = 1;\n' });
+    const after = await Promise.all(Array.from({ length: 50 }, () => session!.callTool('git_status')));
+    for (const answer of after) expect(answer.text).toContain('src/b.ts');
+  }, 120_000);
+});

@@ -44,8 +44,12 @@ const READ_ENV: Record<string, string> = { ...BASE_ENV, GIT_CONFIG_GLOBAL: '/dev
 const WRITE_PASS_ENV = ['XDG_CONFIG_HOME'];
 const SIGNING_PASS_ENV = ['GNUPGHOME', 'SSH_AUTH_SOCK', 'GPG_AGENT_INFO'];
 
-/** Runs git with the hardening every call gets. */
-async function run(settings: GitSettings, args: readonly string[], pairs: readonly ConfigPair[], env: Record<string, string>, options: GitCallOptions & { cwd: string; passEnv?: string[] }): Promise<ProcessResult> {
+/**
+ * Runs git with the hardening every call gets. `reads` marks a command that changes nothing: it
+ * may share one git run with identical calls queued beside it (runProcess's shareQueued), which
+ * keeps 1,000 concurrent `git status` calls from starting 1,000 processes.
+ */
+async function run(settings: GitSettings, args: readonly string[], pairs: readonly ConfigPair[], env: Record<string, string>, options: GitCallOptions & { cwd: string; passEnv?: string[]; reads: boolean }): Promise<ProcessResult> {
   const config = configArguments(pairs);
   return runProcess(settings.gitBinary, ['--no-pager', ...config.args, ...args], {
     cwd: options.cwd,
@@ -57,6 +61,7 @@ async function run(settings: GitSettings, args: readonly string[], pairs: readon
     ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
     ...(options.okExitCodes ? { okExitCodes: options.okExitCodes } : {}),
     label: 'git',
+    shareQueued: options.reads,
   });
 }
 
@@ -80,6 +85,7 @@ export async function discover(settings: GitSettings, dir: string, ceilings: rea
   const pairs = readCallConfig(settings.safeDirectories);
   const located = await run(settings, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], pairs, env, {
     cwd: dir,
+    reads: true,
     ...(signal ? { signal } : {}),
   });
   if (!located.ok) {
@@ -90,6 +96,7 @@ export async function discover(settings: GitSettings, dir: string, ceilings: rea
   if (!top || !gitDir || !commonDir) throw ToolError.invalidArgument('The repository path cannot be handled (it contains a line break).');
   const listing = await run(settings, ['config', '--list', '-z', '--show-scope', '--show-origin'], pairs, { ...env, GIT_DIR: gitDir, GIT_WORK_TREE: top }, {
     cwd: top,
+    reads: true,
     ...(signal ? { signal } : {}),
   });
   if (!listing.ok) throw gitFailure(listing, 'Reading the repository configuration', { top, gitDir });
@@ -122,7 +129,7 @@ export class GitRepository {
 
   /** A read call: the repository's configuration with every program it names neutralised, no global configuration. */
   run(args: readonly string[], options: GitCallOptions = {}): Promise<ProcessResult> {
-    return run(this.settings, args, this.readPairs, this.pinned(READ_ENV), { ...options, cwd: this.top });
+    return run(this.settings, args, this.readPairs, this.pinned(READ_ENV), { ...options, cwd: this.top, reads: true });
   }
 
   /** A read call whose failure is an error for the user; resolves with stdout. */
@@ -142,11 +149,12 @@ export class GitRepository {
     const listing = await run(this.settings, ['config', '--list', '-z', '--show-scope', '--show-origin'], readCallConfig(this.settings.safeDirectories), writeEnv, {
       cwd: this.top,
       passEnv: WRITE_PASS_ENV,
+      reads: true,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (!listing.ok) throw this.failure(listing, what);
     const { pairs, signs } = writeCallConfig(parseConfigListing(listing.stdout), this.settings.safeDirectories);
-    return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: signs ? [...WRITE_PASS_ENV, ...SIGNING_PASS_ENV] : WRITE_PASS_ENV });
+    return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: signs ? [...WRITE_PASS_ENV, ...SIGNING_PASS_ENV] : WRITE_PASS_ENV, reads: false });
   }
 
   failure(result: Pick<ProcessResult, 'stderr' | 'exitCode'>, what: string): ToolError {
