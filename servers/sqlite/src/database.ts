@@ -1,6 +1,7 @@
 import { realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from './sqlite-addon.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import { ToolError, type Logger } from '@suite/shared';
 import { createDemoDatabase } from './demo-data.js';
 import { QueryExecutor, lockedMessage } from './executor.js';
@@ -61,7 +62,7 @@ interface FileIdentity {
 /** The connections on one file: the catalogue connection and the query processes. */
 interface Generation {
   identity: FileIdentity;
-  catalog: Database.Database;
+  catalog: BetterSqlite3.Database;
   reader: QueryExecutor;
   writer: QueryExecutor | undefined;
 }
@@ -186,7 +187,7 @@ export class SqliteDatabase {
   }
 
   /** Runs a catalogue query, turning a locked database into an actionable error. */
-  catalogQuery<T>(fn: (db: Database.Database) => T): T {
+  catalogQuery<T>(fn: (db: BetterSqlite3.Database) => T): T {
     this.checkFile();
     try {
       return fn(this.current.catalog);
@@ -241,7 +242,7 @@ type GenerationSettings = Pick<SqliteDatabase['options'], 'allowWrite' | 'extens
 
 /** Opens the catalogue connection (reading the schema once proves the file is a database) and the executors. */
 function openGeneration(file: string, identity: FileIdentity, settings: GenerationSettings): Generation {
-  let catalog: Database.Database | undefined;
+  let catalog: BetterSqlite3.Database | undefined;
   try {
     catalog = new Database(file, { readonly: true, fileMustExist: true, timeout: CATALOG_BUSY_MS });
     catalog.pragma('query_only = ON');

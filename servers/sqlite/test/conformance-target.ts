@@ -1,5 +1,5 @@
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../src/sqlite-addon.js';
 import { expect } from 'vitest';
 import type { ConformanceTarget } from '@suite/shared/abuse';
 import { BIN, SAMPLE_SQL, makeDatabaseFile } from './helpers.js';

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { appendFile, mkdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import Database from '../src/sqlite-addon.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
 import { BIN, makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import Database from '../src/sqlite-addon.js';
 import { ChangeHub } from '@suite/shared';
 import { connectInProcess, makeTempDir, type TestSession } from '@suite/shared/testing';
 import { SqliteDatabase, buildServer, type SqliteOptions } from '../src/server.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../src/sqlite-addon.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { protocolError } from '@suite/shared/testing';
 import { makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';

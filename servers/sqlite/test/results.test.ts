@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import Database from '../src/sqlite-addon.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDatabaseFile, openServer, type Harness } from './helpers.js';
 

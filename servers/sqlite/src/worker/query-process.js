@@ -22,7 +22,7 @@
  */
 import { readSync, writeSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import Database from 'better-sqlite3';
+import Database from '../sqlite-addon.js';
 
 /** @typedef {string | number | null | { $blob: string }} Cell */
 /** @typedef {{ type: 'init', file: string, mode: 'read' | 'write', writableServer: boolean, extensions: string[], busyTimeoutMs: number }} InitMessage */
