@@ -47,8 +47,8 @@ export function packedServers({ fixtures, installDir }) {
     sqlite: {
       fixture: async (i) => {
         const file = path.join(fixtures, `sqlite-${i}.db`);
-        // Made by a child with the installed better-sqlite3: loaded here, its connection's finalizer
-        // aborts Node 24 when the garbage collector runs it (better-sqlite3 12 on Node 24.21).
+        // Made by a child with the installed better-sqlite3 (12): loaded into this process, its finalizers
+        // would abort Node 24.21 when the garbage collector runs them (the server itself loads 13 there).
         const script = "const Database = require('better-sqlite3'); const db = new Database(process.argv[1]); db.exec(\"CREATE TABLE fruit (name TEXT NOT NULL); INSERT INTO fruit VALUES ('apple'), ('banana');\"); db.close();";
         execFileSync(process.execPath, ['-e', script, file], { cwd: installDir, stdio: 'pipe' });
         return file;
