@@ -6,9 +6,9 @@ import { build } from 'esbuild';
 import { getMcpConfigForManifest, packExtension } from '@anthropic-ai/mcpb';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -94,15 +94,22 @@ function owningPackage(file) {
   return { name: nameParts.join('/'), dir: file.slice(0, at + marker.length) + nameParts.join(path.sep) };
 }
 
-/** Compiled addons where node-gyp (build/Release) or prebuildify (prebuilds/) put them. */
+/**
+ * Compiled addons where node-gyp (build/Release) or a package's prebuilds put them: prebuilds/<platform>-<arch>/*.node
+ * (prebuildify) or prebuilds/<platform>-<arch>.node (better-sqlite3 13). Of the prebuilds, only this platform's and
+ * architecture's (glibc and musl builds alike): a bundle with an addon is marked for this platform only.
+ */
 function nativeFiles(packageDir) {
   const found = [];
   const release = path.join(packageDir, 'build', 'Release');
   if (existsSync(release)) for (const f of readdirSync(release)) if (f.endsWith('.node')) found.push(path.join(release, f));
   const prebuilds = path.join(packageDir, 'prebuilds');
+  const thisPlatform = new RegExp(`^${process.platform}(musl)?-${process.arch}(\\.node)?$`);
   if (existsSync(prebuilds)) {
-    for (const platform of readdirSync(prebuilds)) {
-      for (const f of readdirSync(path.join(prebuilds, platform))) if (f.endsWith('.node')) found.push(path.join(prebuilds, platform, f));
+    for (const entry of readdirSync(prebuilds, { withFileTypes: true })) {
+      if (!thisPlatform.test(entry.name)) continue;
+      if (entry.isFile() && entry.name.endsWith('.node')) found.push(path.join(prebuilds, entry.name));
+      if (entry.isDirectory()) for (const f of readdirSync(path.join(prebuilds, entry.name))) if (f.endsWith('.node')) found.push(path.join(prebuilds, entry.name, f));
     }
   }
   return found;
@@ -139,7 +146,8 @@ export async function stageServer(name, stageDir, manifest) {
     // not follow), so a package it leaves external shows up only as require("name") in the text. Such
     // strings also occur inside code generators' templates; the ones that are dependencies count.
     const declared = { ...pkg.dependencies, ...pkg.optionalDependencies };
-    for (const m of readFileSync(entry, 'utf8').matchAll(/\brequire\(\s*["']([^"'./][^"']*)["']\s*\)/g)) {
+    // esbuild renames a `require` of the sources that would clash with the banner's (require2, ...).
+    for (const m of readFileSync(entry, 'utf8').matchAll(/\brequire\d*\(\s*["']([^"'./][^"']*)["']\s*\)/g)) {
       const pkgName = packageNameOf(m[1]);
       if (pkgName && pkgName in declared && !pkgName.startsWith('@suite/')) externals.add(pkgName);
     }
@@ -154,18 +162,24 @@ export async function stageServer(name, stageDir, manifest) {
   // External packages (native addons and whatever the build left out), traced the same way.
   const packages = new Map();
   const skipped = [];
+  const requireFromServer = createRequire(path.join(dir, 'package.json'));
   for (const pkgName of [...externals].sort()) {
     let traced;
+    let installedDir;
     try {
       traced = await traceEntry({ package: pkgName, from: dir }, { external: false });
+      installedDir = path.dirname(realpathSync(requireFromServer.resolve(`${pkgName}/package.json`)));
     } catch {
-      // Not installed here (an optional peer such as pg-native): an npm install lacks it too.
+      // Not installed here (an optional peer such as pg-native, or an optional dependency this
+      // Node skipped for its engines): an npm install on this Node lacks it too.
       skipped.push(pkgName);
       continue;
     }
     const { inputs } = traced;
     for (const input of inputs) {
-      const owner = owningPackage(input);
+      // The package itself goes where the bin resolves it: under the name it is declared with,
+      // which for an npm alias (better-sqlite3-13) is not the name in its own package.json.
+      const owner = input.startsWith(installedDir + path.sep) ? { name: pkgName, dir: installedDir } : owningPackage(input);
       if (!owner) throw new Error(`${name}: ${pkgName} loads ${input}, which is in no package.`);
       const known = packages.get(owner.name);
       if (known && known.dir !== owner.dir) throw new Error(`${name}: two copies of ${owner.name} (${known.dir}, ${owner.dir}); a flat node_modules cannot hold both.`);
