@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, watch } from 'node:fs';
+import { existsSync, readdirSync, watch } from 'node:fs';
 import { mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,7 +70,8 @@ describe('temporary files of writes', () => {
     expect(existsSync(temp)).toBe(true);
     const restarted = await spawnServer(bin, [dir], { env: { SUITE_LOG_LEVEL: 'emergency' } });
     sessions.push(restarted);
-    await waitUntil(() => !existsSync(temp), { what: 'the start-up sweep to remove the leftover', timeoutMs: 10_000 });
+    // The sweep removes the killed writer's temporary file and its write lock one after the other: wait for both.
+    await waitUntil(() => !existsSync(temp) && readdirSync(dir).length === 1, { what: 'the start-up sweep to remove the leftovers', timeoutMs: 10_000 });
     expect(await readdir(dir)).toEqual(['big.bin']);
     expect((await restarted.callTool('read_text_file', { path: file })).text).toBe('the old content\n');
   }, 60_000);
