@@ -129,8 +129,8 @@ describe('stdio transport: oversized messages', () => {
     expect((await session.callTool('measure', { text: 'y'.repeat(1000) })).text).toBe('1000');
     // Discarded as it streamed: holding it would add at least 100 MiB (its bytes and its string). What the peak does
     // grow by is the limit's worth, the young generation's growth and chunks read since the last scavenge: ~32 MiB on
-    // Node 20, ~55 MiB on Node 24 (before the scavenges while discarding: 45 and 55 to 92 MiB).
-    expect(peakRss(session.pid!) - before).toBeLessThan(72 * MiB);
+    // Node 20, 52 to 80 MiB on Node 24 (before the scavenges while discarding: 45, and 55 to 92 MiB).
+    expect(peakRss(session.pid!) - before).toBeLessThan(90 * MiB);
     expect(session.stderr()).toContain('refused a');
   }, 60_000);
 
@@ -141,8 +141,8 @@ describe('stdio transport: oversized messages', () => {
     await client.writeFiller(200 * MiB);
     client.write('"}},"jsonrpc":"2.0","id":3}\n');
     expect((await client.response(3, 30_000)).error?.code).toBe(-32600);
-    // As for 50 MB (~32 MiB on Node 20, ~55 MiB on Node 24): the size does not matter. Holding it would be 400 MiB.
-    expect(peakRss(client.child.pid!) - before).toBeLessThan(72 * MiB);
+    // As for 50 MB (~32 MiB on Node 20, 52 to 80 MiB on Node 24): the size does not matter. Holding it would be 400 MiB.
+    expect(peakRss(client.child.pid!) - before).toBeLessThan(100 * MiB);
   }, 60_000);
 
   it('reads the id from the start of the message too (the Python SDK writes it first)', async () => {
