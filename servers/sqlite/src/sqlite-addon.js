@@ -29,6 +29,7 @@ export function chooseSqliteAddon(napi = Number(process.versions.napi)) {
 /** @returns {{ Database: typeof import('better-sqlite3'), line: 12 | 13 }} */
 function load() {
   const chosen = chooseSqliteAddon();
+  // Literal names, not chosen.packageName: the MCP Bundle staging finds the packages to ship by them.
   if (chosen.line === 12) return { Database: require('better-sqlite3'), line: 12 };
   try {
     return { Database: require('better-sqlite3-13'), line: 13 };
