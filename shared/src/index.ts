@@ -60,6 +60,7 @@ export {
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
 export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.js';
 export { formatBytes } from './sizes.js';
+export { escapeTerminalControls, escapeTerminalControlsInLine, hasTerminalControls } from './terminal-text.js';
 export { mimeTypeFor, isTextMimeType, isProbablyText, OCTET_STREAM } from './mime.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
 export { TimeBudget } from './time-budget.js';
