@@ -82,7 +82,7 @@ export async function runTool(
   rawArgs: unknown,
   ctx: RequestContext,
 ): Promise<CallToolResult> {
-  const renamed = renameAliases(rawArgs ?? {}, tool.aliases);
+  const renamed = dropNullOptionals(renameAliases(rawArgs ?? {}, tool.aliases), tool.input);
   if (typeof renamed === 'string') return errorResult(`Invalid arguments for ${tool.name}: ${renamed}`, ctx.secrets);
   const parsed = tool.input.safeParse(renamed);
   if (!parsed.success) {
@@ -118,6 +118,27 @@ function renameAliases(args: unknown, aliases: Readonly<Record<string, string>> 
     renamed.set(published, value);
   }
   return Object.fromEntries(renamed);
+}
+
+/**
+ * The arguments without the top-level optional ones given as `null`. Clients of the archived
+ * reference servers (whose schemas allowed null) send `null` for "not given"; an argument whose
+ * schema accepts null keeps it, and a required one stays null so that validation names it.
+ */
+function dropNullOptionals(args: unknown, input: z.ZodObject): unknown {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const given = args as Record<string, unknown>;
+  const nulls = Object.keys(given).filter((key) => given[key] === null);
+  if (nulls.length === 0) return args;
+  const shape = input.shape as Record<string, z.ZodType | undefined>;
+  const absent = new Set(
+    nulls.filter((key) => {
+      const field = shape[key];
+      return field !== undefined && field.safeParse(undefined).success && !field.safeParse(null).success;
+    }),
+  );
+  if (absent.size === 0) return args;
+  return Object.fromEntries(Object.entries(given).filter(([key]) => !absent.has(key)));
 }
 
 /** A lone surrogate: valid in a JSON string ("\\udc00"), not in UTF-8 or a URL. */

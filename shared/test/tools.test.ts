@@ -89,6 +89,15 @@ describe('tools', () => {
     expect((await session.callTool('echo', JSON.parse('{"message":"x","__proto__":{"times":5}}') as Record<string, unknown>)).text).toBe('x');
   });
 
+  it('treats an optional argument sent as null as absent (as clients of the archived servers send it), a required one as invalid', async () => {
+    session = await connectInProcess(build());
+    expect(await session.callTool('echo', { text: 'ab', times: null })).toMatchObject({ isError: false, text: 'ab' });
+    expect(await session.callTool('echo', { message: 'ab', count: null })).toMatchObject({ isError: false, text: 'ab' });
+    const required = await session.callTool('echo', { text: null, times: 2 });
+    expect(required.isError).toBe(true);
+    expect(required.text).toMatch(/^Invalid arguments for echo: text: /);
+  });
+
   it('shows the message of an expected failure', async () => {
     session = await connectInProcess(build());
     const out = await session.callTool('fail_expected');
