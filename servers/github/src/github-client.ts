@@ -1,22 +1,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { Octokit } from '@octokit/rest';
-import { retry } from '@octokit/plugin-retry';
-import { throttling } from '@octokit/plugin-throttling';
-import Bottleneck from 'bottleneck/light.js';
-import { ConcurrencyLimit, type Logger } from '@suite/shared';
-import type { GithubConfig, ThrottleSettings } from './config.js';
-import { apiPath, isGithubHttpError, repoOfPath } from './github-errors.js';
+import { ConcurrencyLimit, ToolError, type Logger } from '@suite/shared';
+import type { GithubConfig } from './config.js';
+import { apiPath, repoOfPath } from './github-errors.js';
+import { sendRequest, type GithubResponse, type SendSettings } from './github-request.js';
 import { RepoAllowlist } from './repo-allowlist.js';
 
-/** The Octokit handlers call: REST methods and pagination (its requests are sent as GithubClients.send decides). */
+/** The Octokit handlers call: REST methods and pagination (its requests are sent by github-request.ts). */
 export type GithubApi = Octokit;
-const GithubOctokit: new (options: ConstructorParameters<typeof Octokit>[0]) => GithubApi = Octokit.plugin(throttling, retry);
 
 /** What Octokit's request hook sees: the endpoint options (route parameters included) and the response. */
 type HookOptions = Required<Parameters<GithubApi['request']['endpoint']['parse']>[0]>;
 type HookResponse = Awaited<ReturnType<GithubApi['request']>>;
-type HookRequest = (options: HookOptions) => HookResponse | Promise<HookResponse>;
 
 /**
  * The tool call a request belongs to. Octokit instances live as long as a session, so the call's
@@ -33,22 +29,6 @@ export function runWithSignal<T>(signal: AbortSignal, fn: () => Promise<T>): Pro
 const NEUTRAL_GETS = [/^\/user$/, /^\/users\/[^/]+$/, /^\/orgs\/[^/]+$/, /^\/user\/orgs$/, /^\/rate_limit$/, /^\/search\/users$/, /^\/notifications$/, /^\/user\/repos$/, /^\/users\/[^/]+\/repos$/, /^\/orgs\/[^/]+\/repos$/];
 const SCOPED_SEARCHES = /^\/search\/(code|issues|repositories|commits)$/;
 
-/** Bottleneck groups per process and settings: every session's limiter lives in them, keyed by its token. */
-const throttleGroups = new WeakMap<ThrottleSettings, { write: Bottleneck.Group; search: Bottleneck.Group; notifications: Bottleneck.Group }>();
-
-function groupsFor(settings: ThrottleSettings): { write: Bottleneck.Group; search: Bottleneck.Group; notifications: Bottleneck.Group } {
-  let groups = throttleGroups.get(settings);
-  if (!groups) {
-    groups = {
-      write: new Bottleneck.Group({ id: 'suite-github-write', maxConcurrent: 1, minTime: settings.writeSpacingMs }),
-      search: new Bottleneck.Group({ id: 'suite-github-search', maxConcurrent: 1, minTime: settings.searchSpacingMs }),
-      notifications: new Bottleneck.Group({ id: 'suite-github-notifications', maxConcurrent: 1, minTime: settings.notificationSpacingMs }),
-    };
-    throttleGroups.set(settings, groups);
-  }
-  return groups;
-}
-
 /**
  * Most requests of one token and session waiting on GitHub at once; the others queue in order.
  * GitHub allows 100 concurrent requests per user before its secondary rate limit, and a burst of
@@ -58,145 +38,81 @@ function groupsFor(settings: ThrottleSettings): { write: Bottleneck.Group; searc
 export const MAX_CONCURRENT_REQUESTS = 10;
 
 /**
- * fetch through `turns`, with cancellations passed to Octokit as they are (also while a request
- * waits for its turn), so the retry plugin does not retry them.
- */
-function limitedFetch(turns: ConcurrencyLimit): typeof fetch {
-  return async (input, init) => {
-    try {
-      return await turns.run(() => fetch(input, init), init?.signal ?? undefined);
-    } catch (error) {
-      if (init?.signal?.aborted) {
-        const aborted = new Error('The request was aborted.');
-        aborted.name = 'AbortError';
-        throw aborted;
-      }
-      throw error;
-    }
-  };
-}
-
-/** Whether the throttling and retry plugins have something to do with this failure: a 5xx, a dropped connection or a rate limit. */
-function pluginsHandle(error: unknown): 'retry' | 'rate-limit' | undefined {
-  if (!isGithubHttpError(error)) return undefined;
-  if (error.status >= 500) return 'retry';
-  if (error.status === 429) return 'rate-limit';
-  if (error.status === 403) {
-    const headers = error.response?.headers ?? {};
-    if (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined || /secondary rate limit/i.test(error.message)) return 'rate-limit';
-  }
-  return undefined;
-}
-
-/** The options of one instance's request hook as another instance's request: without the first instance's hook. */
-function forwardable(options: HookOptions, extra: Record<string, unknown> = {}): HookOptions {
-  const { hook: _hook, ...request } = options.request as Record<string, unknown>;
-  return { ...options, request: { ...request, ...extra } } as HookOptions;
-}
-
-/** The two Octokit instances behind one token. */
-interface TokenClients {
-  /** What handlers use: plain reads go straight to GitHub from here. */
-  api: GithubApi;
-  /** With the throttling and retry plugins: writes, searches, and whatever failed in a way they handle. */
-  careful: GithubApi;
-}
-
-/**
- * The Octokit instances of one session, by token (a session normally has one). Built on first use
- * and kept for the session, so a call pays no construction and throttling state carries over.
- *
- * Why two per token: the plugins run every request through Bottleneck limiters, whose local store
- * yields to the event loop with setTimeout(0) several times per request, about 4 ms per limiter and
- * 13 ms per request in all. A plain read needs none of it when it succeeds, so it goes straight to
- * GitHub; writes and searches (which the plugin spaces out), and any read that met a 5xx, a dropped
- * connection or a rate limit, go through the instance with the plugins, which retries or waits
- * with the same budget and answers with the same errors as if it had handled the request from the
- * start.
+ * The Octokit instance of each token a session uses (a session normally has one). Built on first
+ * use and kept for the session, so a call pays no construction. Octokit only builds requests
+ * (routes, parameters, pagination); its request hook hands every one to `guard` and then to
+ * github-request.ts, which sends it.
  */
 export class GithubClients {
-  private readonly byToken = new Map<string, TokenClients>();
+  private readonly byToken = new Map<string, GithubApi>();
   private readonly allowlist: RepoAllowlist | undefined;
   private readonly basePath: string;
+  private readonly apiOrigin: string;
 
   constructor(
     private readonly config: GithubConfig,
     private readonly log: Logger,
   ) {
     this.allowlist = config.repos ? new RepoAllowlist(config.repos) : undefined;
-    this.basePath = new URL(config.apiUrl).pathname.replace(/\/+$/, '');
+    const url = new URL(config.apiUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.apiOrigin = url.origin;
   }
 
   /** The API for a token (undefined: unauthenticated requests, which GitHub allows at a low rate). */
   forToken(token: string | undefined): GithubApi {
     const key = token ?? '';
-    let clients = this.byToken.get(key);
-    if (!clients) {
-      clients = this.create(token);
-      this.byToken.set(key, clients);
+    let api = this.byToken.get(key);
+    if (!api) {
+      api = this.create(token);
+      this.byToken.set(key, api);
     }
-    return clients.api;
+    return api;
   }
 
-  private create(token: string | undefined): TokenClients {
-    const { throttle } = this.config;
+  private create(token: string | undefined): GithubApi {
     const log = this.log;
-    const groups = groupsFor(throttle);
-    // Shared by both instances: a read retried through the plugins still counts against the token.
-    const turns = new ConcurrencyLimit(MAX_CONCURRENT_REQUESTS);
-    const mayWait = (what: string) => (retryAfter: number, options: { method?: string; url?: string }, _octokit: unknown, retryCount: number): boolean => {
-      const wait = retryCount === 0 && retryAfter <= throttle.maxRateLimitWaitSeconds;
-      log.warning(`GitHub ${what} on ${options.method ?? ''} ${options.url ?? ''}: ${wait ? `retrying in ${retryAfter} s` : `reported to the caller (resets in ${retryAfter} s)`}`);
-      return wait;
-    };
-    const common = {
-      ...(token ? { auth: token } : {}),
+    // The token is added by github-request.ts, not by Octokit: it decides which hops may carry it.
+    const api = new Octokit({
       baseUrl: this.config.apiUrl,
       userAgent: this.config.userAgent,
-      request: { fetch: limitedFetch(turns) },
-      log: {
-        debug: () => undefined,
-        info: (message: string) => log.debug(message),
-        warn: (message: string) => log.warning(message),
-        // Failed requests are reported to the caller; the request line is only a diagnostic.
-        error: (message: string) => log.debug(message),
-      },
-    };
-    const careful = new GithubOctokit({
-      ...common,
-      throttle: {
-        // Limiter state is per token: one user's writes never wait for another's.
-        id: token ? createHash('sha256').update(token).digest('hex').slice(0, 16) : 'anonymous',
-        ...groups,
-        onRateLimit: mayWait('rate limit'),
-        onSecondaryRateLimit: mayWait('secondary rate limit'),
-      },
-      retry: {
-        retries: throttle.retries,
-        retryAfterBaseValue: throttle.retryBaseMs,
-        // Only a 5xx or a dropped connection is worth repeating; rate limits belong to the throttling plugin.
-        doNotRetry: [400, 401, 403, 404, 405, 409, 410, 422, 429, 451],
-      },
+      log: { debug: () => undefined, info: (message: string) => log.debug(message), warn: (message: string) => log.warning(message), error: (message: string) => log.debug(message) },
     });
-    const api = new Octokit(common);
-    api.hook.wrap('request', (request, options) => this.guard(api, careful, request, options));
-    return { api, careful };
+    const settings: SendSettings = {
+      token,
+      // Limits and spacing are GitHub's per token, shared by every session of the process that uses it.
+      tokenKey: `${this.config.apiUrl} ${token ? createHash('sha256').update(token).digest('hex').slice(0, 32) : 'anonymous'}`,
+      apiOrigin: this.apiOrigin,
+      basePath: this.basePath,
+      throttle: this.config.throttle,
+      turns: new ConcurrencyLimit(MAX_CONCURRENT_REQUESTS),
+      log,
+      refuseHop: (url, from, status) => this.refuseHop(url, from, status),
+    };
+    api.hook.wrap('request', (_request, options) => this.guard(api, settings, options as HookOptions) as Promise<HookResponse>);
+    return api;
   }
 
   /**
    * Every request of every tool, resource and prompt passes here: it gets the call's signal, and
    * with --repos, a request outside the allowlist is refused before it leaves, searches are scoped,
-   * and lists of repositories or notifications are filtered. Then it is sent (see `send`).
+   * and lists of repositories or notifications are filtered. Then it is sent (github-request.ts).
    */
-  private async guard(api: GithubApi, careful: GithubApi, request: HookRequest, options: HookOptions): Promise<HookResponse> {
-    const scope = callScope.getStore();
-    if (scope) options.request = { ...options.request, signal: scope.signal };
+  private async guard(api: GithubApi, settings: SendSettings, options: HookOptions): Promise<GithubResponse> {
+    const signal = callScope.getStore()?.signal;
+    const send = (): Promise<GithubResponse> => {
+      const parsed = api.request.endpoint.parse(options);
+      const request = (options.request ?? {}) as { parseSuccessResponseBody?: boolean };
+      return sendRequest(
+        { method: parsed.method.toUpperCase(), url: parsed.url, headers: parsed.headers as Record<string, string | number | undefined>, body: parsed.body, parseBody: request.parseSuccessResponseBody !== false, signal },
+        settings,
+      );
+    };
+    const allowlist = this.allowlist;
+    if (!allowlist) return send();
     const parsed = api.request.endpoint.parse(options);
     const path = apiPath(parsed.url, this.basePath);
     const method = parsed.method.toUpperCase();
-    const send = (): Promise<HookResponse> => this.send(careful, request, options, method, path);
-    const allowlist = this.allowlist;
-    if (!allowlist) return send();
 
     if (path === undefined) throw allowlist.refusal('A request to a host other than the GitHub API');
     const repo = repoOfPath(path);
@@ -228,18 +144,39 @@ export class GithubClients {
     throw allowlist.refusal(`The request ${method} ${path}`);
   }
 
-  /** Plain reads straight to GitHub, the rest (and reads that failed in a way the plugins handle) through the plugins. */
-  private async send(careful: GithubApi, request: HookRequest, options: HookOptions, method: string, path: string | undefined): Promise<HookResponse> {
-    const plainRead = (method === 'GET' || method === 'HEAD') && !path?.startsWith('/search/');
-    if (!plainRead) return careful.request(forwardable(options));
-    try {
-      return await request(options);
-    } catch (error) {
-      const handled = pluginsHandle(error);
-      if (handled === undefined || (handled === 'retry' && this.config.throttle.retries === 0)) throw error;
-      // The failed attempt counts as the first of the retry budget.
-      return careful.request(forwardable(options, handled === 'retry' ? { retries: this.config.throttle.retries - 1 } : {}));
+  /**
+   * With --repos, a redirect GitHub answers a read with is followed only to what the allowlist
+   * allows as a first request. A hop to another origin is a download (job logs, archives): the
+   * token is not sent there, so it reaches nothing the token could.
+   */
+  private refuseHop(url: URL, from: URL, status: number): ToolError | undefined {
+    const allowlist = this.allowlist;
+    if (!allowlist || url.origin !== this.apiOrigin) return undefined;
+    const path = apiPath(url.href, this.basePath);
+    const describe = (target: URL): string => {
+      const targetPath = apiPath(target.href, this.basePath);
+      const repo = targetPath ? repoOfPath(targetPath) : undefined;
+      return repo ? `${repo.owner}/${repo.repo} (${targetPath})` : (targetPath ?? target.pathname);
+    };
+    const refuse = (why: string): ToolError =>
+      ToolError.accessDenied(
+        `GitHub redirected the request for ${describe(from)} (${status}) to ${describe(url)}, ${why} (--repos ${allowlist.describe()}), so it was not followed. If the repository was renamed or transferred, ask the operator to allow its new name.`,
+      );
+    if (path === undefined) return refuse('which is outside the API and this server\'s repository allowlist');
+    if (/^\/repositories\/\d+(?:\/|$)/.test(path)) return refuse("a repository named only by its numeric id, which this server's repository allowlist cannot check");
+    const repo = repoOfPath(path);
+    if (repo) return allowlist.allows(repo.owner, repo.repo) ? undefined : refuse("which is outside this server's repository allowlist");
+    if (SCOPED_SEARCHES.test(path)) {
+      const query = url.searchParams.get('q') ?? '';
+      try {
+        if (allowlist.scopeQuery(query) === query) return undefined;
+      } catch {
+        // Refused below.
+      }
+      return refuse("a search outside this server's repository allowlist");
     }
+    if (NEUTRAL_GETS.some((p) => p.test(path))) return undefined;
+    return refuse("which is outside this server's repository allowlist");
   }
 
   private readonly viewers = new WeakMap<GithubApi, string>();
@@ -256,7 +193,7 @@ export class GithubClients {
 }
 
 /** Drops entries of a list answer (search results, notifications, repository lists) that belong to repositories outside the allowlist. */
-function filterRepositories(response: HookResponse, allowlist: RepoAllowlist): HookResponse {
+function filterRepositories(response: GithubResponse, allowlist: RepoAllowlist): GithubResponse {
   const repoOf = (item: unknown): string | undefined => {
     if (!item || typeof item !== 'object') return undefined;
     const record = item as { full_name?: unknown; repository?: { full_name?: unknown }; repository_url?: unknown };

@@ -1,7 +1,107 @@
 import { CancelledError, ToolError, UpstreamError } from '@suite/shared';
 import { sanitizeLine } from './sanitize.js';
 
-const SERVICE = 'GitHub';
+export const SERVICE = 'GitHub';
+
+/** GitHub answered with an error status (built by github-request.ts; read through the duck-typed GithubHttpError). */
+export class GithubHttpFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly request: { method: string; url: string },
+    readonly response: { status: number; url: string; headers: Record<string, string>; data: unknown },
+  ) {
+    super(`GitHub answered ${status}`);
+    this.name = 'HttpError';
+  }
+}
+
+/** A request that got no answer at all (github-request.ts throws it; githubFailure words it). */
+export class NetworkFailure extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly target: URL,
+  ) {
+    super('no answer');
+    this.name = 'NetworkFailure';
+  }
+}
+
+/** The system error code behind a failed fetch (undici wraps it: TypeError -> cause -> code, or an AggregateError of attempts). */
+function networkCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const record = current as { code?: unknown; cause?: unknown; errors?: unknown[]; name?: unknown; message?: unknown };
+    if (typeof record.code === 'string' && record.code !== 'ERR_INVALID_STATE') return record.code;
+    if (Array.isArray(record.errors) && record.errors.length > 0) {
+      current = record.errors[0];
+      continue;
+    }
+    if (record.cause === undefined) {
+      if (record.name === 'TimeoutError' || record.name === 'AbortError') return 'ETIMEDOUT';
+      if (typeof record.message === 'string' && /terminated|other side closed|socket/i.test(record.message)) return 'ECONNRESET';
+      return undefined;
+    }
+    current = record.cause;
+  }
+  return undefined;
+}
+
+const NOT_SENT = /^(?:ENOTFOUND|EAI_AGAIN|EAI_NONAME|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|UND_ERR_CONNECT_TIMEOUT|CERT_\w+|ERR_TLS_\w+|UNABLE_TO_\w+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_SSL_\w+)$/;
+
+/** Whether a request that failed this way may have reached GitHub (false: the connection was never made). */
+export function mayHaveBeenSent(error: unknown): boolean {
+  const code = networkCode(error);
+  return code === undefined || !NOT_SENT.test(code);
+}
+
+/** Why a request got no answer, in words a person can act on, naming the host it went to. */
+export function describeNetworkFailure(error: unknown, target: URL): string {
+  const code = networkCode(error);
+  const host = target.host;
+  if (!code) return 'the connection failed';
+  if (/^(?:ENOTFOUND|EAI_NONAME)$/.test(code)) return `the host name ${target.hostname} could not be resolved (${code}): check the API URL or GITHUB_HOST, and this machine's DNS`;
+  if (code === 'EAI_AGAIN') return `the host name ${target.hostname} could not be resolved right now (${code}): the DNS server did not answer; check this machine's network`;
+  if (code === 'ECONNREFUSED') return `${host} refused the connection (${code}): nothing accepts connections there; check the API URL and any proxy`;
+  if (/^(?:ENETUNREACH|EHOSTUNREACH)$/.test(code)) return `${host} is unreachable from this machine (${code}): check its network connection`;
+  if (/^(?:ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT)$/.test(code)) return `${host} did not answer in time (${code})`;
+  if (/^(?:CERT_|ERR_TLS_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_SSL_)/.test(code)) {
+    return `the TLS connection to ${host} failed (${code}): its certificate could not be verified; for a private certificate authority, set NODE_EXTRA_CA_CERTS`;
+  }
+  if (/^(?:ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ECONNABORTED)$/.test(code)) return `the connection to ${host} was closed before the answer was complete (${code})`;
+  return `the connection to ${host} failed (${code})`;
+}
+
+/** Which tool shows whether a write went through. */
+function howToCheck(path: string | undefined): string {
+  const rest = (path ? repoOfPath(path)?.rest : undefined) ?? '';
+  const checks: [RegExp, string][] = [
+    [/^\/issues\/\d+\/comments$/, 'list_issue_comments shows whether the comment is there'],
+    [/^\/issues\/\d+$/, 'get_issue shows the issue as it is now'],
+    [/^\/issues$/, 'list_issues (newest first) shows whether the issue was created'],
+    [/^\/pulls\/\d+\/reviews$/, 'get_pull_request_reviews shows whether the review is there'],
+    [/^\/pulls\/\d+\/(?:merge|update-branch)$/, 'get_pull_request shows its state now'],
+    [/^\/pulls$/, 'list_pull_requests shows whether the pull request was created'],
+    [/^\/contents\//, 'get_file_contents shows the file as it is now'],
+    [/^\/git\//, 'list_commits and list_branches show where the branch is now'],
+    [/^\/forks$/, 'search_repositories shows whether the fork exists'],
+  ];
+  for (const [pattern, check] of checks) if (pattern.test(rest)) return check;
+  if (path === '/user/repos' || /^\/orgs\/[^/]+\/repos$/.test(path ?? '')) return 'search_repositories shows whether the repository exists';
+  return 'look at the repository on GitHub';
+}
+
+/**
+ * A write whose outcome is unknown: it may have reached GitHub, so it is not repeated (a second
+ * issue or comment would be worse than a failure the model can check).
+ */
+export function writeUncertain(method: string, path: string | undefined, what: string, likelihood: 'may' | 'probably' = 'may'): UpstreamError {
+  const request = `${method} ${path ?? ''}`.trim();
+  const message =
+    likelihood === 'probably'
+      ? `${what} to the write ${request}: the change was probably made, but its result could not be read. It was not repeated. Check before trying again: ${howToCheck(path)}.`
+      : `GitHub did not confirm the write ${request} (${what}): it may or may not have been made, so it was not repeated. Check before trying again: ${howToCheck(path)}.`;
+  return new UpstreamError(message, 'unavailable');
+}
 
 /** The part of Octokit's RequestError this module reads (duck-typed: the class is Octokit's internal). */
 export interface GithubHttpError {
@@ -179,11 +279,16 @@ export function githubFailure(error: unknown, context: FailureContext): unknown 
   if (error instanceof ToolError || error instanceof CancelledError) return error;
   if (context.cancelled) return new CancelledError();
   if (context.timedOutAfterMs !== undefined) return UpstreamError.timedOut(SERVICE, context.timedOutAfterMs);
-  if (!isGithubHttpError(error)) return error;
-  if (!error.response) {
-    const cause = error.cause instanceof Error ? ((error.cause as Error & { code?: string }).code ?? error.cause.name) : undefined;
-    return UpstreamError.unreachable(SERVICE, undefined, cause && /^[A-Z_]+$|Error$/.test(cause) ? cause : undefined);
+  if (error instanceof NetworkFailure) {
+    const detail = describeNetworkFailure(error.cause, error.target);
+    const lasting = !mayHaveBeenSent(error.cause);
+    return new UpstreamError(
+      `GitHub could not be reached: ${detail}.${lasting ? ' This is not a problem with your request.' : ' This is not a problem with your request; try again in a few seconds.'}`,
+      'unavailable',
+    );
   }
+  if (!isGithubHttpError(error)) return error;
+  if (!error.response) return UpstreamError.unreachable(SERVICE);
   const path = apiPath(error.request.url, context.basePath);
   const repo = path ? repoOfPath(path) : undefined;
   const target = repo ? `${repo.owner}/${repo.repo}` : undefined;

@@ -1,0 +1,297 @@
+import { ToolError, UpstreamError, type ConcurrencyLimit, type Logger } from '@suite/shared';
+import type { ThrottleSettings } from './config.js';
+import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, writeUncertain } from './github-errors.js';
+import { bucketOf, limitInForce, recordLimit, sleep, spaced } from './rate-limits.js';
+
+/**
+ * How every request reaches GitHub, in place of @octokit/request's fetch wrapper and the retry and
+ * throttling plugins: redirects are followed by hand (a read only, each hop checked by the caller,
+ * the token dropped on another origin), a 2xx body must be what was asked for (JSON parsed here,
+ * within the call's deadline), a request that may have changed something is never repeated, and
+ * a known rate limit stops requests of the token before they leave.
+ */
+
+/** What Octokit hands the hook, parsed: the request to send. */
+export interface PlannedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** false: the caller reads the body as a stream (logs, raw files). */
+  parseBody: boolean;
+  signal: AbortSignal | undefined;
+}
+
+/** The answer as Octokit's callers (pagination included) read it. */
+export interface GithubResponse {
+  status: number;
+  url: string;
+  headers: Record<string, string>;
+  data: unknown;
+}
+
+export interface SendSettings {
+  token: string | undefined;
+  /** Keys this token's shared limits and lanes (a hash, never the token). */
+  tokenKey: string;
+  apiOrigin: string;
+  basePath: string;
+  throttle: ThrottleSettings;
+  turns: ConcurrencyLimit;
+  log: Logger;
+  /** A refusal when a redirect to `url` must not be followed (the allowlist), undefined to follow it. */
+  refuseHop(url: URL, from: URL, status: number): ToolError | undefined;
+}
+
+/** The largest answer parsed as JSON. GitHub's largest pages are a few MB; beyond this, the request must be narrowed. */
+export const MAX_JSON_BYTES = 64 * 1024 * 1024;
+const MAX_ERROR_BODY_BYTES = 256 * 1024;
+const MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+const isRead = (method: string): boolean => method === 'GET' || method === 'HEAD';
+
+/** Writes that notify people, spaced further apart (GitHub's guidance; the throttling plugin's list). */
+const NOTIFYING = /^\/repos\/[^/]+\/[^/]+\/(?:issues|issues\/\d+\/comments|pulls|pulls\/\d+\/(?:comments|comments\/\d+\/replies|merge|requested_reviewers|reviews)|releases)$/;
+
+export async function sendRequest(plan: PlannedRequest, settings: SendSettings): Promise<GithubResponse> {
+  const path = apiPath(plan.url, settings.basePath);
+  const { throttle, tokenKey } = settings;
+  const run = (): Promise<GithubResponse> => attempts(plan, settings, path);
+  if (isRead(plan.method)) {
+    if (!path?.startsWith('/search/')) return run();
+    return spaced(`${tokenKey}:search`, throttle.searchSpacingMs, plan.signal, run);
+  }
+  const write = (): Promise<GithubResponse> => spaced(`${tokenKey}:write`, throttle.writeSpacingMs, plan.signal, run);
+  return path && NOTIFYING.test(path) ? spaced(`${tokenKey}:notifications`, throttle.notificationSpacingMs, plan.signal, write) : write();
+}
+
+/** The request, with a wait for a known limit first, and the retries a read may have. */
+async function attempts(plan: PlannedRequest, settings: SendSettings, path: string | undefined): Promise<GithubResponse> {
+  const { throttle, tokenKey, log } = settings;
+  const bucket = bucketOf(path);
+  let waitedForLimit = false;
+  for (let attempt = 0; ; attempt++) {
+    const limit = limitInForce(tokenKey, bucket);
+    if (limit) {
+      const waitMs = limit.until - Date.now();
+      if (waitedForLimit || waitMs > throttle.maxRateLimitWaitSeconds * 1000) {
+        log.warning(`${plan.method} ${path ?? ''} not sent: GitHub's rate limit (${limit.detail}) is in force for another ${Math.ceil(waitMs / 1000)} s`);
+        throw UpstreamError.rateLimited(SERVICE, waitMs / 1000, `${limit.detail}; nothing was sent`);
+      }
+      log.info(`${plan.method} ${path ?? ''} waits ${Math.ceil(waitMs / 1000)} s for GitHub's rate limit to lift`);
+      await sleep(waitMs, plan.signal);
+      waitedForLimit = true;
+    }
+    try {
+      return await settings.turns.run(() => once(plan, settings, path), plan.signal);
+    } catch (error) {
+      const limited = error instanceof GithubHttpFailure ? rateLimitOf(error) : undefined;
+      if (limited) {
+        recordLimit(tokenKey, limited.bucket, { until: limited.until, detail: limited.detail });
+        // A rate-limited request was not carried out, so even a write may go again once, after the wait.
+        if (!waitedForLimit && limited.until - Date.now() <= throttle.maxRateLimitWaitSeconds * 1000) continue;
+        throw error;
+      }
+      const retriable = isRead(plan.method) && attempt < throttle.retries && plan.signal?.aborted !== true && transient(error);
+      if (!retriable) throw error;
+      log.warning(`${plan.method} ${path ?? ''} failed (${error instanceof GithubHttpFailure ? error.status : 'no answer'}); retry ${attempt + 1} of ${throttle.retries}`);
+      await sleep(throttle.retryBaseMs * (attempt + 1) ** 2, plan.signal);
+    }
+  }
+}
+
+/** A 5xx or a connection that failed: worth another try for a read. */
+function transient(error: unknown): boolean {
+  if (error instanceof GithubHttpFailure) return error.status >= 500;
+  return error instanceof NetworkFailure;
+}
+
+/** One attempt: the request and its redirects, then the answer read and checked. */
+async function once(plan: PlannedRequest, settings: SendSettings, path: string | undefined): Promise<GithubResponse> {
+  const first = new URL(plan.url);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(plan.headers)) if (value !== undefined) headers[name.toLowerCase()] = String(value);
+  if (settings.token) headers.authorization = `token ${settings.token}`;
+  const body = plan.body === undefined ? undefined : typeof plan.body === 'string' || plan.body instanceof Uint8Array ? plan.body : JSON.stringify(plan.body);
+  const what = `${plan.method} ${path ?? first.pathname}`;
+
+  let url = first;
+  let method = plan.method;
+  let sendBody = body;
+  let response: Response;
+  for (let hops = 0; ; hops++) {
+    try {
+      response = await fetch(url, { method, headers, body: sendBody, redirect: 'manual', signal: plan.signal ?? null });
+    } catch (error) {
+      if (plan.signal?.aborted) throw error;
+      if (!isRead(plan.method) && mayHaveBeenSent(error)) throw writeUncertain(plan.method, path, describeNetworkFailure(error, url));
+      throw new NetworkFailure(error, url);
+    }
+    if (!REDIRECTS.has(response.status)) break;
+    await response.body?.cancel().catch(() => undefined);
+    const location = response.headers.get('location');
+    if (!location) throw UpstreamError.unreachable(SERVICE, response.status, `a redirect without a location for ${what}`);
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      throw UpstreamError.unreachable(SERVICE, response.status, `a redirect to an invalid location for ${what}`);
+    }
+    if (!isRead(plan.method)) {
+      throw ToolError.conflict(
+        `GitHub answered the write ${what} with a redirect (${response.status}) to ${describeTarget(next, settings)}. Writes never follow a redirect, so nothing was sent there, and GitHub did not make the change. The repository may have been renamed or transferred: look up its current name and call again with it.`,
+      );
+    }
+    if (hops >= MAX_REDIRECTS) throw UpstreamError.unreachable(SERVICE, response.status, `more than ${MAX_REDIRECTS} redirects for ${what}`);
+    const refusal = settings.refuseHop(next, url, response.status);
+    if (refusal) throw refusal;
+    if (next.origin !== settings.apiOrigin) {
+      // The token is for GitHub's API only: signed download URLs on another origin need none.
+      delete headers.authorization;
+    }
+    if (response.status === 303) {
+      method = 'GET';
+      sendBody = undefined;
+    }
+    settings.log.debug(`${what}: followed a ${response.status} redirect to ${next.origin === settings.apiOrigin ? (apiPath(next.href, settings.basePath) ?? next.pathname) : next.origin}`);
+    url = next;
+  }
+
+  const responseHeaders: Record<string, string> = {};
+  for (const [name, value] of response.headers) responseHeaders[name] = value;
+  const status = response.status;
+  const answer: GithubResponse = { status, url: response.url || url.href, headers: responseHeaders, data: '' };
+
+  if (status >= 400 || status === 304) {
+    answer.data = await errorBody(response);
+    throw new GithubHttpFailure(status, { method: plan.method, url: url.href }, answer);
+  }
+  if (status === 204 || status === 205 || plan.method === 'HEAD') {
+    await response.body?.cancel().catch(() => undefined);
+    return answer;
+  }
+  if (!plan.parseBody) {
+    answer.data = response.body;
+    return answer;
+  }
+  answer.data = await successBody(response, headers.accept ?? '', plan, path, settings);
+  return answer;
+}
+
+/** "acme/api (/repos/acme/api/issues/1)" for an API URL, the origin for anything else. */
+function describeTarget(url: URL, settings: SendSettings): string {
+  if (url.origin !== settings.apiOrigin) return `another host (${url.origin})`;
+  const path = apiPath(url.href, settings.basePath);
+  const repo = path ? repoOfPath(path) : undefined;
+  return repo ? `${repo.owner}/${repo.repo} (${path})` : (path ?? url.pathname);
+}
+
+/** The bytes of a body, at most `max` of them (undefined when there are more). The call's signal aborts the read. */
+async function readCapped(response: Response, max: number): Promise<Buffer | undefined> {
+  if (!response.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** An error answer's body: GitHub's JSON when it is JSON, else its text (cut). */
+async function errorBody(response: Response): Promise<unknown> {
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await readCapped(response, MAX_ERROR_BODY_BYTES);
+  } catch {
+    return '';
+  }
+  if (!bytes) return '';
+  const text = bytes.toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return /^\s*</.test(text) ? '' : text.slice(0, 1000);
+  }
+}
+
+function mediaTypeOf(response: Response): string {
+  return (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+const isJsonType = (type: string): boolean => type === 'application/json' || /^application\/[\w.+-]*\+json$/.test(type) || type === 'application/scim+json';
+
+/**
+ * A 2xx body as the caller expects it: parsed JSON when JSON was asked for (anything else is a
+ * failure that says what came instead), text for diffs and other text, bytes otherwise.
+ */
+async function successBody(response: Response, accept: string, plan: PlannedRequest, path: string | undefined, settings: SendSettings): Promise<unknown> {
+  const what = `${plan.method} ${path ?? ''}`.trim();
+  const wantsJson = /json/i.test(accept) && !/\.(?:diff|patch|raw|html|text|sha)\b/i.test(accept);
+  const type = mediaTypeOf(response);
+  const failure = (problem: string): ToolError =>
+    isRead(plan.method)
+      ? UpstreamError.unreachable(SERVICE, response.status, `${problem}, for ${what}`)
+      : writeUncertain(plan.method, path, `GitHub answered ${response.status} with ${problem}`, 'probably');
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await readCapped(response, MAX_JSON_BYTES);
+  } catch (error) {
+    if (plan.signal?.aborted) throw error;
+    throw failure(`an answer that was cut off before it was complete (${describeNetworkFailure(error, new URL(plan.url))})`);
+  }
+  if (!bytes) {
+    throw isRead(plan.method)
+      ? new ToolError(`GitHub's answer to ${what} is larger than ${MAX_JSON_BYTES / 1024 / 1024} MB, more than this server reads. Narrow the request (fewer items per page, a narrower query or path).`)
+      : failure(`an answer larger than ${MAX_JSON_BYTES / 1024 / 1024} MB`);
+  }
+  if (wantsJson || isJsonType(type)) {
+    if (!isJsonType(type)) {
+      const kind = type === 'text/html' ? 'an HTML page' : type ? `${type}` : 'a body without a content type';
+      throw failure(`${kind} instead of JSON${bytes.length === 0 ? ' (empty)' : ''}`);
+    }
+    const text = bytes.toString('utf8');
+    if (text.trim() === '') throw failure('an empty body instead of JSON');
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (error) {
+      settings.log.debug(`${what}: malformed JSON (${bytes.length} bytes): ${error instanceof Error ? error.message : String(error)}`);
+      throw failure(`malformed JSON (${bytes.length} bytes)`);
+    }
+  }
+  if (type.startsWith('text/') || /charset=utf-8/i.test(response.headers.get('content-type') ?? '') || /\.(?:diff|patch)\b/i.test(accept)) {
+    return bytes.toString('utf8');
+  }
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+}
+
+/** A rate-limit answer: which counter, until when, and how to say it. */
+function rateLimitOf(error: GithubHttpFailure): { bucket: 'core' | 'search' | 'code_search' | 'all'; until: number; detail: string } | undefined {
+  if (error.status !== 403 && error.status !== 429) return undefined;
+  const headers = error.response.headers;
+  const data = error.response.data;
+  const message = data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string' ? (data as { message: string }).message : typeof data === 'string' ? data : '';
+  const retryAfter = Number(headers['retry-after']);
+  const now = Date.now();
+  if (/secondary rate limit|abuse/i.test(message) || error.status === 429 || (headers['retry-after'] !== undefined && Number.isFinite(retryAfter))) {
+    const seconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60;
+    return { bucket: 'all', until: now + seconds * 1000, detail: 'secondary rate limit: too many requests in a short time' };
+  }
+  if (headers['x-ratelimit-remaining'] === '0') {
+    const reset = Number(headers['x-ratelimit-reset']);
+    const until = Number.isFinite(reset) && reset > 0 ? Math.max(reset * 1000, now + 1000) : now + 60_000;
+    const resource = headers['x-ratelimit-resource'];
+    const bucket = resource === 'search' || resource === 'code_search' ? resource : 'core';
+    const limit = headers['x-ratelimit-limit'];
+    return { bucket, until, detail: `${limit ? `${limit} requests per hour` : 'the hourly limit'}${resource && resource !== 'core' ? ` for ${resource}` : ''} used up` };
+  }
+  return undefined;
+}
