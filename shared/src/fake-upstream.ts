@@ -4,8 +4,10 @@ import type { AddressInfo } from 'node:net';
 /**
  * A real HTTP server on 127.0.0.1 standing in for an API the machines cannot reach (GitHub): the
  * server under test talks to it over real sockets, with real headers, status codes and bodies.
- * Routes answer requests, every request is recorded, and faults (an error status, a delay, a
- * dropped connection) can be injected for the next N matching requests.
+ * Routes answer requests, every request is recorded, and faults can be injected for the next N
+ * matching requests: any answer (an error status, a redirect, a rate limit, an HTML page, a body
+ * that is not the JSON it claims), a delay, a dropped connection, or a body that starts and then
+ * stops arriving or is cut off.
  */
 
 export interface FakeRequest {
@@ -46,8 +48,13 @@ export interface FakeFault {
   response?: FakeResponse;
   /** ...or first wait this long (then answer normally, or with `response`)... */
   delayMs?: number;
-  /** ...or drop the connection without an answer. */
+  /** ...or drop the connection without an answer (after reading the request: a write may have arrived)... */
   reset?: boolean;
+  /**
+   * ...or send the status, the headers and the first part of `response` (its first `bytes`, half
+   * of it by default), then either hold the rest forever ('stall') or close the connection ('cut').
+   */
+  partial?: { then: 'stall' | 'cut'; bytes?: number };
 }
 
 export interface FakeUpstream {
@@ -58,6 +65,12 @@ export interface FakeUpstream {
    * rest (`/repos/:owner/:repo/contents/*path`). Later routes win over earlier ones.
    */
   route(method: string, pattern: string, handler: FakeRoute): void;
+  /**
+   * Answers requests for `pattern` as if they named another path (`to` gets the pattern's
+   * parameters; undefined leaves the path as it is): an alias such as GitHub's
+   * `/repositories/ID/...` for `/repos/OWNER/NAME/...`. Faults still see the path as sent.
+   */
+  rewrite(pattern: string, to: (params: Record<string, string>) => string | undefined): void;
   fault(fault: FakeFault): void;
   /** Every request received, in order. */
   readonly requests: FakeRequest[];
@@ -118,7 +131,7 @@ async function readBody(req: http.IncomingMessage): Promise<unknown> {
   return text;
 }
 
-function send(res: http.ServerResponse, response: FakeResponse): void {
+function payloadOf(response: FakeResponse): { headers: Record<string, string>; payload: string | Buffer } {
   const headers: Record<string, string> = { ...response.headers };
   let payload: string | Buffer = '';
   if (response.json !== undefined) {
@@ -128,13 +141,29 @@ function send(res: http.ServerResponse, response: FakeResponse): void {
     payload = response.body;
     headers['content-type'] ??= 'text/plain; charset=utf-8';
   }
+  return { headers, payload };
+}
+
+function send(res: http.ServerResponse, response: FakeResponse): void {
+  const { headers, payload } = payloadOf(response);
   res.writeHead(response.status ?? 200, headers);
   res.end(payload);
+}
+
+/** The head and the first `bytes` of the body (announced in full), then nothing more, or a closed connection. */
+function sendPartial(res: http.ServerResponse, response: FakeResponse, partial: NonNullable<FakeFault['partial']>): void {
+  const { headers, payload } = payloadOf(response);
+  const bytes = Buffer.from(payload);
+  const sent = Math.min(bytes.length - 1, partial.bytes ?? Math.floor(bytes.length / 2));
+  res.writeHead(response.status ?? 200, { ...headers, 'content-length': String(bytes.length) });
+  res.write(bytes.subarray(0, Math.max(0, sent)));
+  if (partial.then === 'cut') setTimeout(() => res.socket?.destroy(), 20);
 }
 
 /** Starts a fake upstream on a free port of 127.0.0.1. */
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   const routes: CompiledRoute[] = [];
+  const rewrites: { match: (path: string) => Record<string, string> | undefined; to: (params: Record<string, string>) => string | undefined }[] = [];
   const faults: (FakeFault & { left: number; matchPath: (path: string) => boolean })[] = [];
   const requests: FakeRequest[] = [];
 
@@ -155,13 +184,23 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
           req.socket.destroy();
           return;
         }
+        if (fault.partial) return sendPartial(res, fault.response ?? { json: {} }, fault.partial);
         if (fault.response) return send(res, fault.response);
       }
 
+      let path = url.pathname;
+      for (const rewrite of rewrites) {
+        const params = rewrite.match(path);
+        const to = params ? rewrite.to(params) : undefined;
+        if (to !== undefined) {
+          path = to;
+          break;
+        }
+      }
       for (let i = routes.length - 1; i >= 0; i--) {
         const route = routes[i]!;
         if (route.method !== method && route.method !== '*') continue;
-        const params = route.match(url.pathname);
+        const params = route.match(path);
         if (!params) continue;
         request.params = params;
         return send(res, await route.handler(request));
@@ -184,6 +223,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     requests,
     route(method, pattern, handler) {
       routes.push({ method: method.toUpperCase(), match: compile(pattern), handler });
+    },
+    rewrite(pattern, to) {
+      rewrites.push({ match: compile(pattern), to });
     },
     fault(fault) {
       const matchPath =

@@ -93,6 +93,10 @@ async function attempts(plan: PlannedRequest, settings: SendSettings, path: stri
         if (!waitedForLimit && limited.until - Date.now() <= throttle.maxRateLimitWaitSeconds * 1000) continue;
         throw error;
       }
+      if (!isRead(plan.method) && error instanceof GithubHttpFailure && error.status >= 500) {
+        // GitHub's proxies answer 502 and 504 when the backend was slow, often after it did the work.
+        throw writeUncertain(plan.method, path, `GitHub answered ${error.status}`);
+      }
       const retriable = isRead(plan.method) && attempt < throttle.retries && plan.signal?.aborted !== true && transient(error);
       if (!retriable) throw error;
       log.warning(`${plan.method} ${path ?? ''} failed (${error instanceof GithubHttpFailure ? error.status : 'no answer'}); retry ${attempt + 1} of ${throttle.retries}`);
@@ -101,10 +105,13 @@ async function attempts(plan: PlannedRequest, settings: SendSettings, path: stri
   }
 }
 
-/** A 5xx or a connection that failed: worth another try for a read. */
+/** Answers that broke off on the way (a cut-off body): worth another try for a read. */
+const brokenAnswers = new WeakSet<object>();
+
+/** A 5xx, a connection that failed or an answer that broke off: worth another try for a read. */
 function transient(error: unknown): boolean {
   if (error instanceof GithubHttpFailure) return error.status >= 500;
-  return error instanceof NetworkFailure;
+  return error instanceof NetworkFailure || (typeof error === 'object' && error !== null && brokenAnswers.has(error));
 }
 
 /** One attempt: the request and its redirects, then the answer read and checked. */
@@ -246,7 +253,9 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
     bytes = await readCapped(response, MAX_JSON_BYTES);
   } catch (error) {
     if (plan.signal?.aborted) throw error;
-    throw failure(`an answer that was cut off before it was complete (${describeNetworkFailure(error, new URL(plan.url))})`);
+    const broken = failure(`an answer that was cut off before it was complete (${describeNetworkFailure(error, new URL(plan.url))})`);
+    brokenAnswers.add(broken);
+    throw broken;
   }
   if (!bytes) {
     throw isRead(plan.method)

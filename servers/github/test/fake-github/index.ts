@@ -126,6 +126,13 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     patch: (pattern, handler) => upstream.route('PATCH', `${basePath}${pattern}`, wrap(handler)),
     delete: (pattern, handler) => upstream.route('DELETE', `${basePath}${pattern}`, wrap(handler)),
   };
+  // GitHub's other name for a repository, by id: where it redirects requests for a renamed or transferred one.
+  const byId = (params: Record<string, string>): string | undefined => {
+    const repo = [...state.repos.values()].find((r) => String(r.id) === params.id);
+    return repo ? `${basePath}/repos/${repo.owner}/${repo.name}${params.rest ? `/${params.rest}` : ''}` : undefined;
+  };
+  upstream.rewrite(`${basePath}/repositories/:id`, byId);
+  upstream.rewrite(`${basePath}/repositories/:id/*rest`, byId);
   for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, notificationRoutes, codeSearchRoutes]) {
     register(router);
   }
