@@ -55,6 +55,11 @@ export interface ServerCliSpec<F extends Record<string, FlagSpec>> {
   /** Named toolsets: adds --toolsets, --tools and --dynamic-toolsets. */
   toolsets?: readonly ToolsetInfo[];
   /**
+   * Over HTTP every session brings its own credentials (`prepare` returns `authenticate`):
+   * --auth-token does not apply, so --help does not offer it (it is refused if given).
+   */
+  sessionCredentials?: boolean;
+  /**
    * Environment variables that mirror the selection flags, for clients that configure servers by
    * environment: PREFIX_TOOLSETS, PREFIX_TOOLS, PREFIX_DYNAMIC_TOOLSETS, PREFIX_READ_ONLY or
    * PREFIX_ALLOW_WRITE. A flag on the command line wins over its variable.
@@ -95,7 +100,11 @@ function selectionFlags(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'wri
   if (spec.toolsets?.length) {
     const names = spec.toolsets.map((t) => t.name).join(', ');
     const defaults = spec.toolsets.filter((t) => t.default).map((t) => t.name).join(', ');
-    flags.toolsets = { type: 'string', valueName: 'LIST', description: `Comma-separated toolsets to enable: ${names}, all (default: ${defaults || 'none'})${env('TOOLSETS')}.` };
+    flags.toolsets = {
+      type: 'string',
+      valueName: 'LIST',
+      description: `Comma-separated toolsets to enable: ${names}; all (every toolset); default (${defaults || 'none'}, what is on without this flag)${env('TOOLSETS')}.`,
+    };
     flags.tools = { type: 'string', valueName: 'LIST', description: `Comma-separated single tools to enable, on top of --toolsets${env('TOOLS')}.` };
     flags['dynamic-toolsets'] = { type: 'boolean', description: `Start with only the toolset meta-tools; the model enables toolsets as it needs them${env('DYNAMIC_TOOLSETS=1')}.` };
   }
@@ -128,7 +137,7 @@ function parseSelection(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'wri
     if (toolsets !== undefined) {
       const known = new Set(['all', 'default', ...spec.toolsets.map((t) => t.name)]);
       const unknown = toolsets.filter((t) => !known.has(t));
-      if (unknown.length > 0) throw new UsageError(`Unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Available: ${spec.toolsets.map((t) => t.name).join(', ')}, all.`);
+      if (unknown.length > 0) throw new UsageError(`Unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Available: ${spec.toolsets.map((t) => t.name).join(', ')}, all, default.`);
       selection.toolsets = toolsets;
     }
     if (tools !== undefined) selection.tools = tools;
@@ -161,7 +170,9 @@ export function helpText<F extends Record<string, FlagSpec>>(spec: ServerCliSpec
     'Options:',
     ...Object.entries(selectionFlags(spec)).map(([n, f]) => line(n, f)),
     ...Object.entries(spec.flags).map(([n, f]) => line(n, f)),
-    ...Object.entries(COMMON_FLAGS).map(([n, f]) => line(n, f)),
+    ...Object.entries(COMMON_FLAGS)
+      .filter(([n]) => !(spec.sessionCredentials && n === 'auth-token'))
+      .map(([n, f]) => line(n, f)),
   ];
   if (spec.environment?.length) {
     parts.push('', 'Environment:', ...spec.environment.map((e) => `  ${e.name.padEnd(34)} ${e.description}`));

@@ -77,12 +77,14 @@ export class ToolGate {
     return this.enabled.has(toolset);
   }
 
-  /** Switches a toolset on; false when it already was. */
+  /** Switches a toolset on (`all`: every one, `default`: the default ones); false when nothing was off. */
   enable(toolset: string): boolean {
-    if (!this.toolsets.some((t) => t.name === toolset)) throw ToolError.invalidArgument(unknownToolsetMessage(toolset, this.toolsets));
-    if (this.enabled.has(toolset)) return false;
-    this.enabled.add(toolset);
-    return true;
+    const names =
+      toolset === 'all' ? this.toolsets.map((t) => t.name) : toolset === 'default' ? this.toolsets.filter((t) => t.default).map((t) => t.name) : [toolset];
+    if (toolset !== 'all' && toolset !== 'default' && !this.toolsets.some((t) => t.name === toolset)) throw ToolError.invalidArgument(unknownToolsetMessage(toolset, this.toolsets));
+    const off = names.filter((name) => !this.enabled.has(name));
+    for (const name of off) this.enabled.add(name);
+    return off.length > 0;
   }
 
   /** Names given with `--tools` that no registered tool has (a typo the user should hear about). */

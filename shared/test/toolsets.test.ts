@@ -156,7 +156,7 @@ describe('selection flags, parsed once by the CLI', () => {
     const help = run(['--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/--read-only +Register no tool that writes \(or PROBE_READ_ONLY=1\)/);
-    expect(help.stdout).toMatch(/--toolsets <LIST> +Comma-separated toolsets to enable: files, admin, all \(default: files\) \(or PROBE_TOOLSETS\)/);
+    expect(help.stdout).toMatch(/--toolsets <LIST> +Comma-separated toolsets to enable: files, admin; all \(every toolset\); default \(files, what is on without this flag\) \(or PROBE_TOOLSETS\)/);
     expect(help.stdout).toContain('--tools <LIST>');
     expect(help.stdout).toContain('--dynamic-toolsets');
     expect(help.stdout).toContain('--max-sessions <N>');

@@ -49,6 +49,7 @@ await runServer({
   usage: '[--toolsets LIST] [--read-only] [--repos owner/repo,owner/*] [--lockdown] [--github-host HOST | --api-url URL]',
   writes: 'writes',
   toolsets: TOOLSETS,
+  sessionCredentials: true,
   envPrefix: 'GITHUB',
   flags: {
     repos: { type: 'string', valueName: 'LIST', description: 'Only these repositories (owner/repo, owner/*; comma-separated); everything else is refused (or GITHUB_REPOS).' },
@@ -62,7 +63,10 @@ await runServer({
     'request-timeout': { type: 'string', valueName: 'SECONDS', description: `Time budget of one tool call, retries included (default ${DEFAULT_THROTTLE.requestTimeoutMs / 1000}).` },
   },
   environment: [
-    { name: 'GITHUB_PERSONAL_ACCESS_TOKEN', description: 'The token every request uses (over HTTP: only with --allow-env-token-fallback). GITHUB_TOKEN is read too.' },
+    {
+      name: 'GITHUB_PERSONAL_ACCESS_TOKEN',
+      description: 'The token every request uses (over HTTP each client sends its own as a bearer token; this one only with --allow-env-token-fallback). GITHUB_TOKEN is read too.',
+    },
     { name: 'GITHUB_HOST, GITHUB_API_URL', description: 'Where GitHub is, as --github-host and --api-url (https required except on loopback).' },
     { name: 'GITHUB_TOOLSETS, GITHUB_TOOLS', description: 'As --toolsets and --tools.' },
     { name: 'GITHUB_READ_ONLY, GITHUB_DYNAMIC_TOOLSETS', description: 'Set to 1 for --read-only and --dynamic-toolsets.' },

@@ -130,6 +130,19 @@ describe('dynamic toolsets', () => {
     expect((await gh.callTool('get_issue', { owner: 'acme', repo: 'widgets', issue_number: 2 })).isError).toBe(false);
   });
 
+  it('enable_toolset accepts default and all, which its error message offers', async () => {
+    const gh = await world.connect({}, { dynamic: true });
+    expect((await gh.callTool('enable_toolset', { toolset: 'nope' })).text).toContain('(or all, default)');
+    const defaults = await gh.callTool('enable_toolset', { toolset: 'default' });
+    expect(defaults.isError, defaults.text).toBe(false);
+    expect(defaults.text).toContain('get_me');
+    expect(await gh.toolNames()).toContain('get_pull_request');
+    expect(await gh.toolNames()).not.toContain('list_workflow_runs');
+    const all = await gh.callTool('enable_toolset', { toolset: 'all' });
+    expect(all.text).toMatch(/^Enabled all: .*list_workflow_runs.*list_notifications/);
+    expect((await gh.callTool('enable_toolset', { toolset: 'all' })).text).toBe('all was already enabled; no tools were added.');
+  });
+
   it('read-only and the allowlist still apply to what is enabled', async () => {
     const gh = await world.connect({ repos: [{ owner: 'acme', repo: 'gadgets' }] }, { dynamic: true, readOnly: true });
     const enabled = await gh.callTool('enable_toolset', { toolset: 'issues' });

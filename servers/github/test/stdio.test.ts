@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protocolError, spawnServer, type SpawnedSession } from '@suite/shared/testing';
 import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
@@ -158,7 +159,7 @@ describe('start-up', () => {
     expect(fallback.code).toBe(2);
     expect(fallback.stderr).toMatch(/--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN/);
     const unknown = await run(['--toolsets', 'repos,gists']);
-    expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, notifications, all\./);
+    expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, notifications, all, default\./);
     const unknownTool = await run([], { GITHUB_TOOLS: 'get_me,delete_everything' });
     expect(unknownTool.code).toBe(2);
     expect(unknownTool.stderr).toMatch(/delete_everything/);
@@ -182,5 +183,39 @@ describe('start-up', () => {
       expect(out.stdout).toContain(flag);
     }
     expect(out.stdout + out.stderr).not.toContain(TOKENS.alice);
+    // What the bin accepts, and only that: "default" is a toolset name it takes; --auth-token it refuses.
+    expect(out.stdout).toMatch(/--toolsets <LIST> +Comma-separated toolsets to enable: context, repos, issues, pull_requests, users, actions, notifications; all \(every toolset\); default \(context, repos, issues, pull_requests, users, what is on without this flag\)/);
+    expect(out.stdout).not.toContain('--auth-token');
+    const refused = await run(['--http', '--port', '0', '--auth-token', 'shared-secret-123456']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--auth-token \(MCP_AUTH_TOKEN\) does not apply to this server/);
+  });
+});
+
+describe('GitHub out of reach', () => {
+  it('names the cause a person can act on: a host name that does not resolve, a port that refuses', async () => {
+    // A port that was just free: nothing listens there.
+    const closed = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const refused = await start([], { GITHUB_API_URL: `http://127.0.0.1:${closed}` });
+    const a = await refused.callTool('get_me');
+    expect(a).toMatchObject({
+      isError: true,
+      text: `GitHub could not be reached: 127.0.0.1:${closed} refused the connection (ECONNREFUSED): nothing accepts connections there; check the API URL and any proxy. This is not a problem with your request.`,
+    });
+    const unresolvable = await start([], { GITHUB_API_URL: '', GITHUB_HOST: 'ghe.no-such-host.invalid' });
+    const b = await unresolvable.callTool('get_me');
+    expect(b.isError).toBe(true);
+    // EAI_AGAIN when the machine has no DNS server at all.
+    expect(b.text).toMatch(
+      /^GitHub could not be reached: the host name ghe\.no-such-host\.invalid could not be resolved( right now)? \((ENOTFOUND|EAI_AGAIN)\): (check the API URL or GITHUB_HOST, and this machine's DNS|the DNS server did not answer; check this machine's network)\. This is not a problem with your request\.$/,
+    );
+    // A write that never left says so, rather than "may or may not have been made".
+    const c = await refused.callTool('create_issue', { owner: 'acme', repo: 'widgets', title: 'x' });
+    expect(c.text).toMatch(/^GitHub could not be reached: 127\.0\.0\.1:\d+ refused the connection/);
   });
 });
