@@ -210,7 +210,10 @@ function filterRepositories(response: GithubResponse, allowlist: RepoAllowlist):
   if (Array.isArray(data)) return { ...response, data: data.filter(keep) };
   if (data && typeof data === 'object' && Array.isArray((data as { items?: unknown }).items)) {
     const items = (data as { items: unknown[] }).items;
-    return { ...response, data: { ...(data as object), items: items.filter(keep) } };
+    const kept = items.filter(keep);
+    if (kept.length === items.length) return response;
+    // GitHub's total counted what was dropped: shown as it is, it would tell how much lies outside the allowlist.
+    return { ...response, data: { ...(data as object), items: kept, total_count: kept.length } };
   }
   return response;
 }

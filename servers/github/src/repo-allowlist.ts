@@ -18,8 +18,16 @@ export function parseRepoPatterns(value: string): RepoPattern[] {
   });
 }
 
-/** Search qualifiers that scope a query to owners or repositories. */
-const SCOPE_QUALIFIER = /(^|[\s(])(-?)(repo|org|user|owner):("[^"]*"|[^\s()]+)/gi;
+/**
+ * Anything GitHub may read as a qualifier naming a repository or an owner: the documented names
+ * (repo, org, user) and their long and plural forms, wherever they start after something that is
+ * not part of a word (a space, a parenthesis, a quote, a comma...), with or without a quoted or
+ * empty value. Broader than GitHub's own syntax on purpose: what is read here as a qualifier but
+ * is not one to GitHub costs a refusal, the reverse would widen the search.
+ */
+const SCOPE_QUALIFIER = /(^|[^\p{L}\p{N}_])(-?)(repo|repos|repository|repositories|org|orgs|organization|organizations|user|users|owner)\s*:\s*("[^"]*"?|[^\s()"',;]*)/giu;
+/** Where a qualifier is a qualifier in GitHub's documented syntax: at the start, after a space or an opening parenthesis. */
+const CANONICAL_START = /^(?:|\s|\()$/;
 
 /**
  * The --repos allowlist. GitHub names are case-insensitive, so matching is too. Applied in one
@@ -59,22 +67,32 @@ export class RepoAllowlist {
   }
 
   /**
-   * A search query limited to the allowlist. A query that already names only allowed repositories
-   * (or whole owners that are allowed) is kept; one that names anything else is refused, because
-   * GitHub ORs repository qualifiers and would otherwise search it too; a query with no scope gets
-   * the allowlist's qualifiers added.
+   * A search query limited to the allowlist. Every qualifier that names a repository or an owner
+   * must name an allowed one exactly (`owner/name`, nothing more; a whole owner only with an
+   * `owner/*` entry), or the query is refused: GitHub ORs repository qualifiers and would search
+   * the other one too. Exclusions (`-repo:`) never widen a search and are kept. The allowlist's
+   * own qualifiers are added unless the query already limits itself in GitHub's documented syntax
+   * (and has no OR, which could take a term out of that limit). Results are filtered by
+   * repository as well (github-client.ts), whatever the query.
    */
   scopeQuery(query: string): string {
-    const positive: { kind: string; value: string }[] = [];
+    let limited = false;
+    let odd = false;
     for (const match of query.matchAll(SCOPE_QUALIFIER)) {
-      if (match[2] === '-') continue; // An exclusion never widens a search.
-      positive.push({ kind: match[3]!.toLowerCase(), value: match[4]!.replace(/^"|"$/g, '') });
+      if (match[2] === '-') continue;
+      const kind = match[3]!.toLowerCase();
+      const value = match[4]!.replace(/^"|"$/g, '');
+      const written = `${kind}:${value}`;
+      const repoKind = kind.startsWith('repo');
+      const [owner = '', repo, ...rest] = value.split('/');
+      const allowed = repoKind
+        ? repo !== undefined && rest.length === 0 && isOwnerName(owner) && isRepoName(repo) && this.allows(owner, repo)
+        : repo === undefined && isOwnerName(owner) && this.allowsWholeOwner(owner);
+      if (!allowed) throw this.refusal(`The search qualifier ${written}`);
+      if (CANONICAL_START.test(match[1]!) && /^(?:repo|org|user)$/.test(kind) && !/:\s/.test(match[0]) && !match[4]!.startsWith('"')) limited = true;
+      else odd = true;
     }
-    for (const { kind, value } of positive) {
-      const allowed = kind === 'repo' ? this.allowsFullName(value) : this.allowsWholeOwner(value);
-      if (!allowed) throw this.refusal(`The search qualifier ${kind}:${value}`);
-    }
-    if (positive.length > 0) return query;
+    if (limited && !odd && !/(^|\s)OR(\s|$)/.test(query)) return query;
     const qualifiers = this.patterns.map((p) => (p.repo === '*' ? `user:${p.owner}` : `repo:${p.owner}/${p.repo}`));
     return `${query.trim()} ${qualifiers.join(' ')}`.trim();
   }

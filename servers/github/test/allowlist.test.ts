@@ -68,13 +68,19 @@ describe('--repos', () => {
     expect(code.requests.at(-1)!.query.get('q')).toBe('widget repo:acme/widgets user:alice');
     const scoped = await traced('search_issues', { q: 'blue repo:acme/widgets' });
     expect(scoped.requests.at(-1)!.query.get('q')).toBe('blue repo:acme/widgets is:issue');
-    for (const query of ['crash repo:acme/gadgets', 'x repo:acme/widgets repo:acme/secret', 'x user:acme', 'x org:mallory', 'x (repo:acme/widgets OR repo:mallory/tools)']) {
+    const bypasses = ['foo,repo:acme/secret', 'foo)repo:acme/secret', '"foo"repo:acme/secret', 'foo repository:acme/secret', 'repo:acme/widgets/../secret', 'x REPO:acme/secret', 'x repo: acme/secret', 'x repo:"acme/secret"', 'x organization:acme'];
+    for (const query of ['crash repo:acme/gadgets', 'x repo:acme/widgets repo:acme/secret', 'x user:acme', 'x org:mallory', 'x (repo:acme/widgets OR repo:mallory/tools)', ...bypasses]) {
       const refused = await traced('search_issues', { query });
       expect(refused.out.text, query).toMatch(REFUSAL);
       expect(refused.requests, query).toEqual([]);
     }
     const excluded = await traced('search_pull_requests', { q: 'login -repo:acme/gadgets' });
     expect(excluded.requests.at(-1)!.query.get('q')).toBe('login -repo:acme/gadgets is:pr repo:acme/widgets user:alice');
+    // An allowed repository in a form GitHub may not read as a qualifier, or next to an OR, limits nothing: the allowlist is added.
+    for (const query of ['foo,repo:acme/widgets', 'crash OR repo:acme/widgets']) {
+      const odd = await traced('search_issues', { q: query });
+      expect(odd.requests.at(-1)!.query.get('q'), query).toBe(`${query} is:issue repo:acme/widgets user:alice`);
+    }
   });
 
   it('drops search results and notifications from other repositories, whatever GitHub returned', async () => {
@@ -83,6 +89,8 @@ describe('--repos', () => {
     const code = await gh.callTool('search_code', { q: 'anything' });
     expect(code.text).toContain('acme/widgets:/ok.ts');
     expect(code.text).not.toContain('leak');
+    // The count is of what is shown: GitHub's 2 would tell that something outside the allowlist matched.
+    expect(code.text).toMatch(/^1 files match/);
     const notifications = await gh.callTool('list_notifications', { all: true });
     expect(notifications.text).toContain('acme/widgets');
     expect(notifications.text).not.toContain('gadgets');
