@@ -25,8 +25,23 @@ function isInvisible(cp: number): boolean {
   if (cp >= 0x7f && cp <= 0x9f) return true; // DEL and C1 controls
   if (cp >= 0xfff9 && cp <= 0xfffb) return true; // interlinear annotation characters
   if (cp < 0xad || cp > 0x10ffff) return false;
-  // The joiner stays: it builds emoji sequences (family, flags, professions) and is harmless alone.
+  // The joiner is judged apart (see joinerFits): inside an emoji sequence it is what builds it.
   return cp !== ZERO_WIDTH_JOINER && DEFAULT_IGNORABLE.test(String.fromCodePoint(cp));
+}
+
+const PICTOGRAPHIC = /^\p{Extended_Pictographic}$/u;
+const EMOJI_MODIFIER = /^\p{Emoji_Modifier}$/u;
+
+/**
+ * A zero-width joiner is kept only inside an emoji sequence (👨‍👩‍👧, 🏳️‍🌈, 👩🏽‍💻): after a pictograph (or
+ * its skin-tone modifier or emoji presentation selector) and before another pictograph. Between
+ * letters it joins nothing a reader sees, and can split a word a filter looks for.
+ */
+function joinerFits(before: string | undefined, beforeThat: string | undefined, after: string | undefined): boolean {
+  if (before === undefined || after === undefined || !PICTOGRAPHIC.test(after)) return false;
+  if (PICTOGRAPHIC.test(before)) return true;
+  const base = beforeThat !== undefined && PICTOGRAPHIC.test(beforeThat);
+  return base && (EMOJI_MODIFIER.test(before) || before === '\ufe0f');
 }
 
 /** Standardized variation selectors, their supplement, and Mongolian's free variation selectors. */
@@ -58,12 +73,17 @@ export function stripInvisible(text: string): string {
   if (PLAIN.test(text)) return text;
   let out = '';
   let previousKept: string | undefined;
-  for (const ch of text) {
+  let keptBefore: string | undefined;
+  const chars = [...text];
+  for (let i = 0; i < chars.length; i++) {
+    const ch = chars[i]!;
     const cp = ch.codePointAt(0)!;
     let keep: boolean;
     if (isVariationSelector(cp)) keep = selectorFits(previousKept, cp);
+    else if (cp === ZERO_WIDTH_JOINER) keep = joinerFits(previousKept, keptBefore, chars[i + 1]);
     else keep = !isInvisible(cp);
     if (keep) out += ch;
+    keptBefore = keep ? previousKept : undefined;
     previousKept = keep ? ch : undefined;
   }
   return out;
@@ -78,7 +98,7 @@ const DROPPED = new RegExp(`<(${DROPPED_WITH_CONTENT})\\b(?:"[^"]*"|'[^']*'|[^'"
 const TAG = /<\/?([A-Za-z][A-Za-z0-9-]*)((?:"[^"]*"|'[^']*'|[^'">])*)>/g;
 const ATTRIBUTE = /([^\s/>"'=]+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]+))?/g;
 /** Entities that decode to characters stripInvisible removes: a renderer would hide them. */
-const INVISIBLE_ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(shy|zwnj|lrm|rlm|ZeroWidthSpace|NoBreak|InvisibleTimes|it|InvisibleComma|ic|af|ApplyFunction|NegativeVeryThinSpace|NegativeThinSpace|NegativeMediumSpace|NegativeThickSpace));/g;
+const INVISIBLE_ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(shy|zwnj|zwj|lrm|rlm|ZeroWidthSpace|NoBreak|InvisibleTimes|it|InvisibleComma|ic|af|ApplyFunction|NegativeVeryThinSpace|NegativeThinSpace|NegativeMediumSpace|NegativeThickSpace));/g;
 
 function safeUrl(value: string): string | undefined {
   try {
@@ -129,7 +149,8 @@ function replaceInvisibleEntities(text: string): string {
   return text.replace(INVISIBLE_ENTITY, (whole: string, dec?: string, hex?: string, named?: string) => {
     if (named) return '';
     const cp = dec !== undefined ? Number(dec) : parseInt(hex!, 16);
-    return isInvisible(cp) || isVariationSelector(cp) ? '' : whole;
+    // A joiner written as an entity is no part of an emoji a reader sees.
+    return isInvisible(cp) || isVariationSelector(cp) || cp === ZERO_WIDTH_JOINER ? '' : whole;
   });
 }
 
@@ -171,6 +192,14 @@ function reduceTags(text: string): string {
     ),
   );
 }
+
+/**
+ * Link reference definitions, `[label]: https://... "title"` (the title may sit on the next line):
+ * GitHub shows nothing of them, so neither the URL nor the title may reach the model unseen. A
+ * reference to one (`[text][label]`) keeps its visible text; a reference-style image keeps only its
+ * alt text, and with the definition gone, its URL is gone too.
+ */
+const LINK_DEFINITION = /^ {0,3}\[(?:[^\]\n\\]|\\.)+\]:[ \t]*(?:\n[ \t]*)?(?:<[^>\n]*>|[^\s<]\S*)(?:(?:[ \t]+|[ \t]*\n[ \t]*)(?:"[^"]*"|'[^']*'|\([^()]*\)))?[ \t]*(?:\n|$)/gm;
 
 /** Markdown's comment idiom, `[//]: # (hidden text)`: a link definition that renders as nothing. */
 const MARKDOWN_COMMENT = /^ {0,3}\[[^\]\n]*\]:[ \t]*#[ \t]*(?:\([^)\n]*\)|"[^"\n]*"|'[^'\n]*')?[ \t]*(?:\n|$)/gm;
@@ -267,7 +296,8 @@ function codeSpans(text: string): [number, number][] {
   return spans;
 }
 
-function reduceProse(prose: string): string {
+function reduceProse(text: string): string {
+  const prose = text.includes(']:') ? untilStable(text, (t) => t.replace(LINK_DEFINITION, '')) : text;
   if (!/[<&]|!\[/.test(prose)) return prose;
   let result = '';
   let last = 0;
