@@ -114,6 +114,10 @@ try {
     ]);
     const overhead = diff.median;
     console.log(`\noverhead of the MCP server over bare Octokit (median of the per-pair differences): ${overhead.toFixed(2)} ms, p90 ${diff.p90.toFixed(2)} ms (target: at most 1 ms) - ${overhead <= 1 ? 'met' : 'MISSED'}`);
+    // What the protocol alone costs: the same call refused by argument validation, before any request to GitHub.
+    const invalid = { ...args, issue_number: 0 };
+    const { b: roundTrip } = await sideBySide(() => bare.rest.issues.get(args), () => server.client.callTool({ name: 'get_issue', arguments: invalid }), CALLS);
+    console.log(`an MCP call over stdio that never reaches GitHub (get_issue refused by validation): median ${roundTrip.median.toFixed(2)} ms, p90 ${roundTrip.p90.toFixed(2)} ms`);
     console.log(`load average while measuring: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs (other work on the machine slows both ways alike, but widens the spread)`);
   } finally {
     await server.close();
