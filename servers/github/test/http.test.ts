@@ -85,6 +85,25 @@ describe('Streamable HTTP with a token per session', () => {
     }
   });
 
+  it('shares a rate limit GitHub announced among the sessions of one token, and only theirs', async () => {
+    const server = await serve();
+    fake.state.addToken('http-limit-token-0123456789', 'bob');
+    const first = await connectHttp(server.url, { token: 'http-limit-token-0123456789' });
+    const second = await connectHttp(server.url, { token: 'http-limit-token-0123456789' });
+    const other = await connectHttp(server.url, { token: TOKENS.carol });
+    try {
+      const before = fake.requests.length;
+      fake.upstream.fault({ path: '/user', response: { status: 429, headers: { 'retry-after': '60' }, json: { message: 'Too Many Requests' } } });
+      expect((await first.callTool('get_me')).text).toMatch(/^GitHub rate limit reached .*Retry in 60 seconds/);
+      // Another session of the same token sends nothing and says when to retry; another token is not held back.
+      expect((await second.callTool('get_me')).text).toMatch(/^GitHub rate limit reached \(secondary rate limit: too many requests in a short time; nothing was sent\)\. Retry in (59|60) seconds/);
+      expect((await other.callTool('get_me')).text).toMatch(/^@carol/);
+      expect(fake.requests.slice(before).map(tokenOf)).toEqual(['http-limit-token-0123456789', TOKENS.carol]);
+    } finally {
+      await Promise.all([first.close(), second.close(), other.close()]);
+    }
+  });
+
   it('keeps the Host and Origin checks and the usage rules of the shared transport', async () => {
     const server = await serve();
     const url = new URL(server.url);
