@@ -48,6 +48,14 @@ function networkCode(error: unknown): string | undefined {
 
 const NOT_SENT = /^(?:ENOTFOUND|EAI_AGAIN|EAI_NONAME|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|UND_ERR_CONNECT_TIMEOUT|CERT_\w+|ERR_TLS_\w+|UNABLE_TO_\w+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_SSL_\w+)$/;
 
+const DEFINITIVE = /^(?:ENOTFOUND|EAI_NONAME|ECONNREFUSED|CERT_\w+|ERR_TLS_\w+|UNABLE_TO_\w+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_SSL_\w+)$/;
+
+/** Whether trying again at once can help: not for a name that does not resolve, a refused connection or a certificate that fails. */
+export function worthRetrying(error: unknown): boolean {
+  const code = networkCode(error);
+  return code === undefined || !DEFINITIVE.test(code);
+}
+
 /** Whether a request that failed this way may have reached GitHub (false: the connection was never made). */
 export function mayHaveBeenSent(error: unknown): boolean {
   const code = networkCode(error);

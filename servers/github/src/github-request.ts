@@ -1,6 +1,6 @@
 import { ToolError, UpstreamError, type ConcurrencyLimit, type Logger } from '@suite/shared';
 import type { ThrottleSettings } from './config.js';
-import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, writeUncertain } from './github-errors.js';
+import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, worthRetrying, writeUncertain } from './github-errors.js';
 import { bucketOf, limitInForce, recordLimit, sleep, spaced } from './rate-limits.js';
 
 /**
@@ -111,7 +111,8 @@ const brokenAnswers = new WeakSet<object>();
 /** A 5xx, a connection that failed or an answer that broke off: worth another try for a read. */
 function transient(error: unknown): boolean {
   if (error instanceof GithubHttpFailure) return error.status >= 500;
-  return error instanceof NetworkFailure || (typeof error === 'object' && error !== null && brokenAnswers.has(error));
+  if (error instanceof NetworkFailure) return worthRetrying(error.cause);
+  return (typeof error === 'object' && error !== null && brokenAnswers.has(error));
 }
 
 /** One attempt: the request and its redirects, then the answer read and checked. */

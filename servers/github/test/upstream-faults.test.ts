@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/shared/testing';
 import { badGateway, connectionReset, cutOffBody, emptyBody, htmlPage, malformedJson, primaryLimit, redirect, secondaryLimit, stalledBody, tooManyRequests } from './fake-github/faults.js';
@@ -241,6 +242,22 @@ describe('known rate limits', () => {
     expect(seen).toHaveLength(3);
     const limited = seen[0]!.receivedAt;
     for (const later of seen.slice(1)) expect(later.receivedAt).toBeGreaterThanOrEqual(limited + 1900);
+  });
+});
+
+describe('GitHub out of reach', () => {
+  it('a refused connection is not retried (it would only wait): the cause comes back at once', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    // A retry would wait 2 s first, past the 1.5 s budget, and the answer would be the timeout.
+    const session = await world.connect({ apiUrl: `http://127.0.0.1:${closed}`, throttle: { ...testConfig(world.fake).throttle, retryBaseMs: 2000, requestTimeoutMs: 1500 } });
+    expect((await session.callTool('get_me')).text).toBe(
+      `GitHub could not be reached: 127.0.0.1:${closed} refused the connection (ECONNREFUSED): nothing accepts connections there; check the API URL and any proxy. This is not a problem with your request.`,
+    );
   });
 });
 
