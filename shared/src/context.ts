@@ -24,6 +24,12 @@ export interface SessionInfo {
   id: string;
   transport: 'stdio' | 'http' | 'sse' | 'memory';
   auth?: AuthInfo;
+  /**
+   * Over HTTP, the headers of the request that opened the session (names in lower case;
+   * Authorization, Proxy-Authorization and Cookie left out), for choices a client makes for its
+   * session by header (which tools it wants, for instance).
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export type TextContent = { type: 'text'; text: string };

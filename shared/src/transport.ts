@@ -83,6 +83,16 @@ const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
  * checks: Host and Origin validation against DNS rebinding, then the optional bearer token.
  * Every session gets its own SuiteServer.
  */
+/** The headers a session factory may read: one value each, no credentials. */
+function sessionHeaders(req: http.IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name === 'authorization' || name === 'proxy-authorization' || name === 'cookie') continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
 export async function serveHttp(factory: SessionFactory, options: HttpOptions): Promise<RunningHttp> {
   // Loaded here, not at the top: a stdio server should not pay their start-up cost.
   const [{ StreamableHTTPServerTransport }, { SSEServerTransport }] = await Promise.all([
@@ -206,7 +216,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       opening += 1;
       try {
         const id = randomUUID();
-        const server = await factory({ id, transport: 'http', ...(auth ? { auth } : {}) });
+        const server = await factory({ id, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
         const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => id,
           onsessioninitialized: (): void => openSession(id, { kind: 'streamable', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined }),
@@ -226,7 +236,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       if (full()) return busy(res);
       const transport = new SSEServerTransport('/messages', res);
       const id = transport.sessionId;
-      const server = await factory({ id, transport: 'sse', ...(auth ? { auth } : {}) });
+      const server = await factory({ id, transport: 'sse', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
       openSession(id, { kind: 'sse', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined });
       transport.onclose = () => void dropSession(id);
       await server.connect(transport);

@@ -94,6 +94,17 @@ describe('per-session auth over HTTP', () => {
     expect(serverB.secrets.redact(`${TOKEN_A} ${TOKEN_B}`)).toBe(`${TOKEN_A} [redacted]`);
   });
 
+  it("hands the factory the headers of the session's initialize request, without credentials", async () => {
+    const server = await start(perUser);
+    const a = await connectHttp(server.url, { token: TOKEN_A, headers: { 'X-MCP-Toolsets': 'files', Cookie: 'c=1' } });
+    sessions.push(a);
+    const headers = built.find((s) => s.sessionId === a.sessionId())!.session.headers!;
+    expect(headers['x-mcp-toolsets']).toBe('files');
+    expect(headers.authorization).toBeUndefined();
+    expect(headers.cookie).toBeUndefined();
+    expect(JSON.stringify(headers)).not.toContain(TOKEN_A);
+  });
+
   it('never shows a session its token in a log message or an error', async () => {
     const server = await start(perUser);
     const a = await connectHttp(server.url, { token: TOKEN_A });

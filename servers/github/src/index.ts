@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { UsageError, integerFlag, registerSecret, runServer } from '@suite/shared';
 import { resolveApiUrl } from './api-url.js';
 import { DEFAULT_LIMITS, DEFAULT_THROTTLE, TOOLSETS, type GithubConfig, type GithubLimits, type ThrottleSettings } from './config.js';
+import { sessionSelection } from './header-selection.js';
 import { parseRepoPatterns } from './repo-allowlist.js';
 import { VERSION, buildServer } from './server.js';
 
@@ -100,7 +101,8 @@ await runServer({
     if (!token) log.warning('No GITHUB_PERSONAL_ACCESS_TOKEN: requests are unauthenticated (public data only, 60 requests per hour) unless an HTTP client sends its own token.');
     log.info(`GitHub API at ${apiUrl}${config.repos ? `, repositories limited to ${config.repos.length} entries` : ''}${config.lockdown ? ', lockdown mode' : ''}`);
     return {
-      createSession: (session) => buildServer(config, selection, session),
+      // Over HTTP a client may narrow its session's tools by header (X-MCP-Toolsets, X-MCP-Tools, X-MCP-Readonly).
+      createSession: (session) => buildServer(config, session.transport === 'stdio' ? selection : sessionSelection(config, selection, session), session),
       // Over HTTP every session acts with the token its client sent; the operator's token only
       // stands in when they said so.
       authenticate: (bearer) => {

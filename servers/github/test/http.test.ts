@@ -104,6 +104,32 @@ describe('Streamable HTTP with a token per session', () => {
     }
   });
 
+  it('lets a client narrow its session\'s tools by header (X-MCP-Toolsets, X-MCP-Tools, X-MCP-Readonly), never widen them', async () => {
+    const server = await serve(['--toolsets', 'issues,context']);
+    const sessions = await Promise.all([
+      connectHttp(server.url, { token: TOKENS.bob, headers: { 'X-MCP-Toolsets': 'issues' } }),
+      connectHttp(server.url, { token: TOKENS.bob, headers: { 'X-MCP-Tools': 'get_me,get_issue,list_workflow_runs', 'X-MCP-Readonly': 'true' } }),
+      connectHttp(server.url, { token: TOKENS.bob, headers: { 'X-MCP-Toolsets': 'all', 'X-MCP-Readonly': '1' } }),
+      connectHttp(server.url, { token: TOKENS.bob }),
+    ]);
+    try {
+      const [issuesOnly, picked, allReadOnly, plain] = await Promise.all(sessions.map((s) => s.toolNames()));
+      expect(issuesOnly).toContain('create_issue');
+      expect(issuesOnly).not.toContain('get_me');
+      // list_workflow_runs is in no toolset the operator enabled: a header cannot add it.
+      expect(picked!.sort()).toEqual(['get_issue', 'get_me']);
+      expect(allReadOnly).toContain('get_issue');
+      expect(allReadOnly).not.toContain('create_issue');
+      expect(allReadOnly).not.toContain('get_pull_request');
+      expect(plain).toContain('create_issue');
+      expect(plain).toContain('get_me');
+      // A tool the header left out is unknown to that session.
+      await expect(sessions[1]!.callTool('create_issue', { owner: 'acme', repo: 'widgets', title: 'x' })).rejects.toThrow(/Unknown tool: create_issue/);
+    } finally {
+      await Promise.all(sessions.map((s) => s.close()));
+    }
+  });
+
   it('keeps the Host and Origin checks and the usage rules of the shared transport', async () => {
     const server = await serve();
     const url = new URL(server.url);
