@@ -30,8 +30,11 @@ export function limitInForce(tokenKey: string, bucket: Exclude<LimitBucket, 'all
   let found: KnownLimit | undefined;
   for (const key of [bucket, 'all']) {
     const limit = limits.get(key);
-    if (limit && limit.until > now && (!found || limit.until > found.until)) found = limit;
+    if (limit && limit.until <= now) limits.delete(key);
+    else if (limit && (!found || limit.until > found.until)) found = limit;
   }
+  // A process serving many tokens keeps only the limits still in force.
+  if (limits.size === 0) known.delete(tokenKey);
   return found;
 }
 
@@ -67,6 +70,8 @@ interface Lane {
   tail: Promise<void>;
   /** Date.now() when the last request of the lane started. */
   lastStart: number;
+  /** Tasks queued or running; an idle lane is forgotten once its spacing has passed. */
+  pending: number;
 }
 
 const lanes = new Map<string, Lane>();
@@ -77,14 +82,28 @@ const lanes = new Map<string, Lane>();
  * limits for writes and searches). A task whose call is cancelled while it waits never starts.
  */
 export async function spaced<T>(key: string, spacingMs: number, signal: AbortSignal | undefined, task: () => Promise<T>): Promise<T> {
-  let lane = lanes.get(key);
-  if (!lane) {
-    lane = { tail: Promise.resolve(), lastStart: 0 };
-    lanes.set(key, lane);
+  let found = lanes.get(key);
+  if (!found) {
+    found = { tail: Promise.resolve(), lastStart: 0, pending: 0 };
+    lanes.set(key, found);
   }
+  const lane = found;
+  lane.pending += 1;
   const before = lane.tail;
-  let release!: () => void;
-  const done = new Promise<void>((resolve) => (release = resolve));
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    resolveDone();
+    lane.pending -= 1;
+    if (lane.pending === 0) {
+      setTimeout(() => {
+        if (lane.pending === 0 && lanes.get(key) === lane) lanes.delete(key);
+      }, spacingMs).unref();
+    }
+  };
   lane.tail = before.then(() => done);
   try {
     await waitFor(before, signal);
