@@ -38,6 +38,8 @@ export interface GithubLimits {
   maxOutputChars: number;
   /** Characters of a diff (commit or pull request) before it is cut with a marker. */
   maxDiffChars: number;
+  /** The largest answer from GitHub read as JSON (or text); larger is refused with a message to narrow the request. */
+  maxAnswerBytes: number;
   /** Default and largest number of log lines get_workflow_run_logs returns per job. */
   logTailLines: number;
   maxLogTailLines: number;
@@ -49,6 +51,7 @@ export const DEFAULT_LIMITS: GithubLimits = {
   maxTextChars: 20_000,
   maxOutputChars: 100_000,
   maxDiffChars: 200_000,
+  maxAnswerBytes: 64 * 1024 * 1024,
   logTailLines: 200,
   maxLogTailLines: 2000,
 };

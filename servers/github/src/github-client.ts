@@ -85,6 +85,7 @@ export class GithubClients {
       apiOrigin: this.apiOrigin,
       basePath: this.basePath,
       throttle: this.config.throttle,
+      maxAnswerBytes: this.config.limits.maxAnswerBytes,
       turns: new ConcurrencyLimit(MAX_CONCURRENT_REQUESTS),
       log,
       refuseHop: (url, from, status) => this.refuseHop(url, from, status),

@@ -1,4 +1,4 @@
-import { ToolError, UpstreamError, type ConcurrencyLimit, type Logger } from '@suite/shared';
+import { ToolError, UpstreamError, formatBytes, type ConcurrencyLimit, type Logger } from '@suite/shared';
 import type { ThrottleSettings } from './config.js';
 import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, worthRetrying, writeUncertain } from './github-errors.js';
 import { bucketOf, limitInForce, recordLimit, sleep, spaced } from './rate-limits.js';
@@ -37,14 +37,14 @@ export interface SendSettings {
   apiOrigin: string;
   basePath: string;
   throttle: ThrottleSettings;
+  /** The largest answer read (limits.maxAnswerBytes): GitHub's largest pages are a few MB. */
+  maxAnswerBytes: number;
   turns: ConcurrencyLimit;
   log: Logger;
   /** A refusal when a redirect to `url` must not be followed (the allowlist), undefined to follow it. */
   refuseHop(url: URL, from: URL, status: number): ToolError | undefined;
 }
 
-/** The largest answer parsed as JSON. GitHub's largest pages are a few MB; beyond this, the request must be narrowed. */
-export const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BODY_BYTES = 256 * 1024;
 const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -251,7 +251,7 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
       : writeUncertain(plan.method, path, `GitHub answered ${response.status} with ${problem}`, 'probably');
   let bytes: Buffer | undefined;
   try {
-    bytes = await readCapped(response, MAX_JSON_BYTES);
+    bytes = await readCapped(response, settings.maxAnswerBytes);
   } catch (error) {
     if (plan.signal?.aborted) throw error;
     const broken = failure(`an answer that was cut off before it was complete (${describeNetworkFailure(error, new URL(plan.url))})`);
@@ -259,9 +259,10 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
     throw broken;
   }
   if (!bytes) {
+    const size = formatBytes(settings.maxAnswerBytes);
     throw isRead(plan.method)
-      ? new ToolError(`GitHub's answer to ${what} is larger than ${MAX_JSON_BYTES / 1024 / 1024} MB, more than this server reads. Narrow the request (fewer items per page, a narrower query or path).`)
-      : failure(`an answer larger than ${MAX_JSON_BYTES / 1024 / 1024} MB`);
+      ? new ToolError(`GitHub's answer to ${what} is larger than ${size}, more than this server reads. Narrow the request (fewer items per page, a narrower query or path).`)
+      : failure(`an answer larger than ${size}`);
   }
   if (wantsJson || isJsonType(type)) {
     if (!isJsonType(type)) {

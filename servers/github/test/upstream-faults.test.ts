@@ -149,6 +149,15 @@ describe('2xx answers that are not what was asked for', () => {
     expect(out.text).toContain('acme/widgets#2: Very long');
     expect(out.text).toContain('Start of a long body.');
   });
+
+  it('an answer over the cap (64 MiB by default; 1 MiB here) is refused with what to do, never cut and parsed', async () => {
+    const capped = await world.connect({ limits: { ...testConfig(world.fake).limits, maxAnswerBytes: 1024 * 1024 } });
+    world.fake.upstream.fault({ path: '/repos/acme/widgets/issues', response: { status: 200, json: Array.from({ length: 300 }, (_, i) => ({ number: i + 1, title: 'x'.repeat(4000) })) } });
+    expect(await capped.callTool('list_issues', { owner: 'acme', repo: 'widgets' })).toMatchObject({
+      isError: true,
+      text: "GitHub's answer to GET /repos/acme/widgets/issues is larger than 1 MiB, more than this server reads. Narrow the request (fewer items per page, a narrower query or path).",
+    });
+  });
 });
 
 describe('writes are never repeated', () => {
