@@ -57,8 +57,8 @@ export const DEFAULT_LIMITS: GithubLimits = {
 };
 
 /**
- * How the Octokit throttling and retry plugins behave. The spacings are GitHub's guidance for
- * avoiding secondary rate limits; tests shrink them.
+ * How requests are spaced, retried and held for rate limits (src/github-request.ts). The spacings
+ * are GitHub's guidance for avoiding secondary rate limits; tests shrink them.
  */
 export interface ThrottleSettings {
   /** Minimum time between two writes (POST, PATCH, PUT, DELETE) of one token. */
@@ -67,9 +67,9 @@ export interface ThrottleSettings {
   searchSpacingMs: number;
   /** Minimum time between two writes that notify people (issues, comments, pull requests). */
   notificationSpacingMs: number;
-  /** A rate-limited request is retried once when the limit resets within this many seconds; otherwise the call says when to retry. */
+  /** A known rate limit that lifts within this many seconds is waited out (a rate-limited request is retried once); a longer one is reported. */
   maxRateLimitWaitSeconds: number;
-  /** Retries of a 5xx answer or a dropped connection, with quadratic back-off from retryBaseMs. */
+  /** Retries of a read (never a write) after a 5xx answer or a dropped connection, with quadratic back-off from retryBaseMs. */
   retries: number;
   retryBaseMs: number;
   /** The whole tool call (every request and retry it makes) must finish within this. */
