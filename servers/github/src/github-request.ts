@@ -132,7 +132,11 @@ async function once(plan: PlannedRequest, settings: SendSettings, path: string |
     try {
       response = await fetch(url, { method, headers, body: sendBody, redirect: 'manual', signal: plan.signal ?? null });
     } catch (error) {
-      if (plan.signal?.aborted) throw error;
+      if (plan.signal?.aborted) {
+        // A write already on its way when the call's time ran out (or it was cancelled) may have been made.
+        if (!isRead(plan.method)) throw writeUncertain(plan.method, path, 'no answer before the call ended: its time budget ran out, or it was cancelled');
+        throw error;
+      }
       if (!isRead(plan.method) && mayHaveBeenSent(error)) throw writeUncertain(plan.method, path, describeNetworkFailure(error, url));
       throw new NetworkFailure(error, url);
     }

@@ -173,6 +173,16 @@ describe('writes are never repeated', () => {
     await drain();
   });
 
+  it('a write still waiting for its answer when the time budget runs out says it may have been made', async () => {
+    const slow = await world.connect({ throttle: { ...testConfig(world.fake).throttle, requestTimeoutMs: 400 } });
+    world.fake.upstream.fault({ method: 'POST', path: '/repos/acme/widgets/issues/2/comments', delayMs: 3000 });
+    const out = await slow.callTool('add_issue_comment', { owner: 'acme', repo: 'widgets', issue_number: 2, body: 'Slow.' });
+    expect(out).toMatchObject({
+      isError: true,
+      text: 'GitHub did not confirm the write POST /repos/acme/widgets/issues/2/comments (no answer before the call ended: its time budget ran out, or it was cancelled): it may or may not have been made, so it was not repeated. Check before trying again: list_issue_comments shows whether the comment is there.',
+    });
+  });
+
   it('a connection reset on add_issue_comment is sent once, with the same advice', async () => {
     const before = world.fake.requests.length;
     world.fake.upstream.fault(connectionReset({ method: 'POST', path: '/repos/acme/widgets/issues/2/comments', times: 3 }));
