@@ -19,10 +19,11 @@ type HookResponse = Awaited<ReturnType<GithubApi['request']>>;
  * cancellation and deadline reach every request (retries and pagination included) through here,
  * and no tool has to remember to pass them.
  */
-const callScope = new AsyncLocalStorage<{ signal: AbortSignal }>();
+const callScope = new AsyncLocalStorage<{ signal: AbortSignal; notes: string[] | undefined }>();
 
-export function runWithSignal<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
-  return callScope.run({ signal }, fn);
+/** Runs a call's handler with its signal; what the request layer has to tell the caller (a redirect followed) goes to `notes`. */
+export function runWithSignal<T>(signal: AbortSignal, fn: () => Promise<T>, notes?: string[]): Promise<T> {
+  return callScope.run({ signal, notes }, fn);
 }
 
 /** Requests that never name a repository and are safe with an allowlist (their answers are filtered where they list repositories). */
@@ -100,12 +101,17 @@ export class GithubClients {
    * and lists of repositories or notifications are filtered. Then it is sent (github-request.ts).
    */
   private async guard(api: GithubApi, settings: SendSettings, options: HookOptions): Promise<GithubResponse> {
-    const signal = callScope.getStore()?.signal;
+    const scope = callScope.getStore();
+    const signal = scope?.signal;
+    const notes = scope?.notes;
+    const note = (text: string): void => {
+      if (notes && !notes.includes(text)) notes.push(text);
+    };
     const send = (): Promise<GithubResponse> => {
       const parsed = api.request.endpoint.parse(options);
       const request = (options.request ?? {}) as { parseSuccessResponseBody?: boolean };
       return sendRequest(
-        { method: parsed.method.toUpperCase(), url: parsed.url, headers: parsed.headers as Record<string, string | number | undefined>, body: parsed.body, parseBody: request.parseSuccessResponseBody !== false, signal },
+        { method: parsed.method.toUpperCase(), url: parsed.url, headers: parsed.headers as Record<string, string | number | undefined>, body: parsed.body, parseBody: request.parseSuccessResponseBody !== false, signal, note },
         settings,
       );
     };

@@ -20,6 +20,8 @@ export interface PlannedRequest {
   /** false: the caller reads the body as a stream (logs, raw files). */
   parseBody: boolean;
   signal: AbortSignal | undefined;
+  /** Tells the call's caller something it should know about its answer (a redirect to another repository). */
+  note?: (text: string) => void;
 }
 
 /** The answer as Octokit's callers (pagination included) read it. */
@@ -165,6 +167,15 @@ async function once(plan: PlannedRequest, settings: SendSettings, path: string |
     if (response.status === 303) {
       method = 'GET';
       sendBody = undefined;
+    }
+    const fromRepo = path ? repoOfPath(path) : undefined;
+    const nextPath = next.origin === settings.apiOrigin ? apiPath(next.href, settings.basePath) : undefined;
+    const nextRepo = nextPath ? repoOfPath(nextPath) : undefined;
+    const movedRepo = nextPath !== undefined && (/^\/repositories\/\d+(?:\/|$)/.test(nextPath) || (nextRepo !== undefined && `${nextRepo.owner}/${nextRepo.repo}`.toLowerCase() !== `${fromRepo?.owner}/${fromRepo?.repo}`.toLowerCase()));
+    if (fromRepo && movedRepo) {
+      plan.note?.(
+        `Note: GitHub redirected ${fromRepo.owner}/${fromRepo.repo} (${response.status}) to ${describeTarget(next, settings)}; the repository was probably renamed or transferred, and what follows comes from there.`,
+      );
     }
     settings.log.debug(`${what}: followed a ${response.status} redirect to ${next.origin === settings.apiOrigin ? (apiPath(next.href, settings.basePath) ?? next.pathname) : next.origin}`);
     url = next;

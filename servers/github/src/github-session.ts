@@ -50,7 +50,8 @@ export class GithubSession {
     return ctx.auth?.token ?? this.config.token;
   }
 
-  async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>): Promise<T> {
+  /** `notes`, if given, collects what the caller should add to its answer (a redirect GitHub led the call through). */
+  async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[]): Promise<T> {
     const token = this.tokenFor(ctx);
     const api = this.clients.forToken(token);
     const budgetMs = this.config.throttle.requestTimeoutMs;
@@ -73,7 +74,7 @@ export class GithubSession {
       },
     };
     try {
-      return await runWithSignal(signal, () => fn(call));
+      return await runWithSignal(signal, () => fn(call), notes);
     } catch (error) {
       throw githubFailure(error, {
         permission,

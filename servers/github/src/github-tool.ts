@@ -28,6 +28,14 @@ export interface GithubToolSpec<I extends z.ZodObject> {
 /** A tool bound to a session when the server for that session is built. */
 export type GithubTool = (session: GithubSession) => AnyToolDefinition;
 
+/** The answer with what the request layer noted (a redirect to another repository), first, so that a cut cannot drop it. */
+function withNotes(reply: GithubReply, notes: readonly string[]): GithubReply {
+  if (notes.length === 0) return reply;
+  const text = notes.join('\n');
+  if (typeof reply === 'string') return `${text}\n${reply}`;
+  return { content: [{ type: 'text', text }, ...reply.content] };
+}
+
 function capReply(reply: GithubReply, max: number): { text: string } | { content: ContentBlock[] } {
   if (typeof reply === 'string') return { text: clip(reply, max) };
   return { content: reply.content.map((block) => (block.type === 'text' ? { type: 'text', text: clip(block.text, max) } : block)) };
@@ -60,8 +68,9 @@ export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): Gith
       aliases: aliasesOf(spec),
       annotations: { ...spec.annotations, openWorldHint: true },
       handler: async (args, ctx) => {
-        const reply = await session.run(ctx, spec.permission, (call) => spec.run(args, call));
-        return capReply(reply, spec.outputLimit?.(session.config.limits) ?? session.config.limits.maxOutputChars);
+        const notes: string[] = [];
+        const reply = await session.run(ctx, spec.permission, (call) => spec.run(args, call), notes);
+        return capReply(withNotes(reply, notes), spec.outputLimit?.(session.config.limits) ?? session.config.limits.maxOutputChars);
       },
     };
     return definition;

@@ -58,6 +58,10 @@ describe('redirects', () => {
     const out = await gh.callTool('get_issue', { owner: 'acme', repo: 'widgets', issue_number: 2 });
     expect(out.isError, out.text).toBe(false);
     expect(out.text).toContain('Add a blue widget');
+    // The answer says where it came from.
+    expect(out.text).toMatch(
+      new RegExp(`^Note: GitHub redirected acme/widgets \\(301\\) to /repositories/${widgets.id}/issues/2; the repository was probably renamed or transferred, and what follows comes from there\\.\n`),
+    );
     const seen = since(before);
     expect(seen.map((r) => r.path)).toEqual([ISSUE_2, `/repositories/${widgets.id}/issues/2`]);
     expect(seen.map(tokenOf)).toEqual([TOKENS.alice, TOKENS.alice]);
