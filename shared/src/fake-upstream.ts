@@ -51,8 +51,9 @@ export interface FakeFault {
   /** ...or drop the connection without an answer (after reading the request: a write may have arrived)... */
   reset?: boolean;
   /**
-   * ...or send the status, the headers and the first part of `response` (its first `bytes`, half
-   * of it by default), then either hold the rest forever ('stall') or close the connection ('cut').
+   * ...or send the status, the headers and the first part of the answer (`response`, else the
+   * route's; its first `bytes`, half of it by default), then either hold the rest forever
+   * ('stall') or close the connection ('cut').
    */
   partial?: { then: 'stall' | 'cut'; bytes?: number };
 }
@@ -184,9 +185,11 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
           req.socket.destroy();
           return;
         }
-        if (fault.partial) return sendPartial(res, fault.response ?? { json: {} }, fault.partial);
+        if (fault.partial && fault.response) return sendPartial(res, fault.response, fault.partial);
         if (fault.response) return send(res, fault.response);
       }
+      // A partial fault without its own answer cuts the route's.
+      const reply = (response: FakeResponse): void => (fault?.partial ? sendPartial(res, response, fault.partial) : send(res, response));
 
       let path = url.pathname;
       for (const rewrite of rewrites) {
@@ -203,9 +206,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         const params = route.match(path);
         if (!params) continue;
         request.params = params;
-        return send(res, await route.handler(request));
+        return reply(await route.handler(request));
       }
-      send(res, { status: 404, json: { message: 'Not Found' } });
+      reply({ status: 404, json: { message: 'Not Found' } });
     })().catch((error: unknown) => {
       if (!res.headersSent) send(res, { status: 500, json: { message: `fake upstream failed: ${String(error)}` } });
       else res.end();

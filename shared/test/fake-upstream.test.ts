@@ -24,6 +24,36 @@ describe('fake upstream HTTP server', () => {
     expect(upstream.requests[0]!.headers.authorization).toBe('token abc');
   });
 
+  it('sends part of a body, then holds the rest or closes the connection; answers an alias path as another', async () => {
+    upstream = await startFakeUpstream();
+    upstream.route('GET', '/items/:id', (req) => ({ json: { id: req.params.id, pad: 'x'.repeat(1000) } }));
+    upstream.rewrite('/by-number/:n', (params) => (params.n === '7' ? '/items/seven' : undefined));
+    expect(await (await fetch(`${upstream.url}/by-number/7`)).json()).toMatchObject({ id: 'seven' });
+    expect((await fetch(`${upstream.url}/by-number/8`)).status).toBe(404);
+    expect(upstream.requests.at(-2)!.path).toBe('/by-number/7');
+
+    upstream.fault({ path: '/items/:id', partial: { then: 'cut' } });
+    const cut = await fetch(`${upstream.url}/items/a`);
+    expect(cut.status).toBe(200);
+    await expect(cut.text()).rejects.toThrow();
+
+    upstream.fault({ path: '/items/:id', partial: { then: 'stall', bytes: 10 } });
+    const stalled = await fetch(`${upstream.url}/items/b`, { signal: AbortSignal.timeout(300) });
+    const reader = stalled.body!.getReader();
+    let received = 0;
+    // The first 10 bytes arrive (in however many chunks); then nothing until the client gives up.
+    await expect(
+      (async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          received += value.byteLength;
+        }
+      })(),
+    ).rejects.toThrow();
+    expect(received).toBe(10);
+  });
+
   it('injects faults for the next N matching requests: a status, a delay, a dropped connection', async () => {
     upstream = await startFakeUpstream();
     upstream.route('GET', '/ok', () => ({ body: 'fine' }));
