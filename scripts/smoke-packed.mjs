@@ -294,7 +294,7 @@ async function resolveSnippet(snippet, packages) {
   return { command, args, env, kind, spec, server };
 }
 
-/** Whether the package claims the running Node.js in its `engines` ("20 || 22 || 24": whole major lines). */
+/** Whether the package claims the running Node.js in its `engines` ("20 || 22 || 24 || 26": whole major lines). */
 function claimsThisNode(manifest) {
   const major = process.versions.node.split('.')[0];
   return (manifest.engines?.node ?? '').split('||').some((range) => range.trim() === major);

@@ -158,7 +158,7 @@ describe('start-up', () => {
     expect(fallback.code).toBe(2);
     expect(fallback.stderr).toMatch(/--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN/);
     const unknown = await run(['--toolsets', 'repos,gists']);
-    expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, notifications, all\./);
+    expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, notifications, all, default\./);
     const unknownTool = await run([], { GITHUB_TOOLS: 'get_me,delete_everything' });
     expect(unknownTool.code).toBe(2);
     expect(unknownTool.stderr).toMatch(/delete_everything/);
