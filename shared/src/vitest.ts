@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 /** A vitest `globalSetup` entry that builds the package (its `build` script) before the tests. */
 export const buildBeforeTests: string = fileURLToPath(new URL('./build-before-tests.js', import.meta.url));
 
+/** A vitest `setupFiles` entry that keeps the test process's own loggers off stderr. */
+export const quietTestLogs: string = fileURLToPath(new URL('./quiet-logs.js', import.meta.url));
+
 /**
  * The settings every package's tests share (spread them into `test`).
  *
