@@ -7,11 +7,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { npmEnv } from './npm-env.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Runs a command to completion; rejects with its output when it fails. */
-export function run(command, args, { cwd = root, env = process.env, quiet = true, timeoutMs = 15 * 60_000 } = {}) {
+/** Runs a command to completion; rejects with its output when it fails. The environment is npm's (scripts/npm-env.mjs). */
+export function run(command, args, { cwd = root, env = npmEnv(), quiet = true, timeoutMs = 15 * 60_000 } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
