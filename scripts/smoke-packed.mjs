@@ -19,10 +19,11 @@
 // `npm install /path/to/suite/<tarball>` must name the tarball that wrote, which is then installed
 // alone into an empty project (with every other tarball where it has dependencies), and its
 // `npx mcp-server-<name> ...` runs there. And `npm pack --dry-run` in one server package, with no
-// pnpm on PATH, must succeed: its prepack builds through npx. Needs PostgreSQL at TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test)
-// and git. Ends with "smoke: N passed, N failed"; exits 1 on any failure. --keep leaves the
-// temporary directory in place; --pack-into DIR packs into DIR and leaves the tarballs there;
-// --tarballs DIR uses tarballs packed before instead of packing (CI's Node 22 and 24 runs).
+// pnpm on PATH, must succeed: its prepack builds through npx (not with --tarballs). Needs PostgreSQL
+// at TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test) and git. Ends with
+// "smoke: N passed, N failed"; exits 1 on any failure. --keep leaves the temporary directory in
+// place; --pack-into DIR packs into DIR and leaves the tarballs there; --tarballs DIR uses
+// tarballs packed before instead of packing (CI's Node 22 and 24 runs).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
