@@ -49,6 +49,10 @@ export interface OpenedLog {
   dev: number;
   /** 0 where the filesystem does not record it. */
   birthtimeMs: number;
+  /** Last change of the inode (a rename, a write, a truncation). */
+  ctimeMs: number;
+  /** Hard links to the file (1 for a file with one name). */
+  nlink: number;
   compressed: boolean;
 }
 
@@ -84,7 +88,7 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
     throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
   }
   const compressed = rotationOf(real.slice(real.lastIndexOf('/') + 1)).compressed;
-  return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, compressed };
+  return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, ctimeMs: stat.ctimeMs, nlink: stat.nlink, compressed };
 }
 
 /** Runs fn with the log open, and closes it whatever happens. */
