@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { PathGuard, ToolError, type RequestContext } from '@suite/shared';
+import { gzipFailure } from './chunks.js';
 import type { LogsConfig } from './config.js';
 import { familyOf, rotationOf, type LogRoots } from './discovery.js';
 
@@ -91,11 +92,20 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
   return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, ctimeMs: stat.ctimeMs, nlink: stat.nlink, compressed };
 }
 
-/** Runs fn with the log open, and closes it whatever happens. */
+/** The error for a .gz log whose data is not valid gzip (truncated or corrupt), naming only what the user gave. */
+export function invalidGzip(userPath: string, failure: 'truncated' | 'corrupt'): ToolError {
+  const why = failure === 'truncated' ? 'it is truncated (its compressed stream ends early: a copy still being written, or cut short)' : 'it is corrupt';
+  return ToolError.invalidArgument(`${userPath} is not valid gzip data: ${why}. search_logs reads the part before the damage.`);
+}
+
+/** Runs fn with the log open, and closes it whatever happens. A .gz log that turns out not to be valid gzip data is a clear error. */
 export async function withLog<T>(guard: PathGuard, userPath: string, fn: (log: OpenedLog) => Promise<T>): Promise<T> {
   const log = await openLog(guard, userPath);
   try {
     return await fn(log);
+  } catch (error) {
+    const failure = log.compressed && !(error instanceof ToolError) ? gzipFailure(error) : undefined;
+    throw failure ? invalidGzip(userPath, failure) : error;
   } finally {
     await log.handle.close().catch(() => undefined);
   }

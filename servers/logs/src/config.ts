@@ -35,6 +35,8 @@ export interface LogsLimits {
   maxLogs: number;
   /** A filtered tail stops after reading this much of the file backwards. */
   maxTailScanBytes: number;
+  /** How long a tail (tool or resource read) may take; a .gz file is read from its start, and may not reach its end. */
+  tailBudgetMs: number;
 }
 
 export const DEFAULT_LIMITS: LogsLimits = {
@@ -46,6 +48,7 @@ export const DEFAULT_LIMITS: LogsLimits = {
   discoveryDepth: 5,
   maxLogs: 5000,
   maxTailScanBytes: 256 * 1024 * 1024,
+  tailBudgetMs: 10_000,
 };
 
 /** The resource URIs, built in one place so tools, resources and prompts agree. */

@@ -60,6 +60,8 @@ export interface StatsResult {
   continuationLines: number;
   levels: Partial<Record<LevelKey, number>>;
   withoutTime: number;
+  /** Of those, entries whose timestamp cannot be right (years ahead of now, or before 1990). */
+  implausibleTimes: number;
   first?: number;
   last?: number;
   bucketMs: number;
@@ -85,7 +87,8 @@ export interface ScanFileMessage {
 
 export type ToWorker = { type: 'start'; job: ScanJob } | ScanFileMessage | { type: 'end' };
 
-export type FileOutcome = { status: 'scanned'; lines: number; bytes: number } | { status: 'unreadable'; reason: string };
+/** `note`: read only in part (a truncated .gz file counted up to where it ends). */
+export type FileOutcome = { status: 'scanned'; lines: number; bytes: number; note?: string } | { status: 'unreadable'; reason: string };
 
 export type FromWorker =
   | { type: 'progress'; bytes: number }

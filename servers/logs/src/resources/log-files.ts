@@ -28,7 +28,6 @@ import { fileUri, fileView } from '../uris.js';
  */
 
 const PAGE_SIZE = 200;
-const READ_BUDGET_MS = 10_000;
 /** Listing watches stop at this depth below a root (as discovery does). */
 const SKIPPED = new Set(['.git', 'node_modules', '.svn', '.hg']);
 
@@ -48,10 +47,17 @@ export async function readLogView(uri: string, variables: TemplateVariables, ctx
       filter,
       spec,
       signal: ctx.signal,
-      deadline: Date.now() + READ_BUDGET_MS,
+      deadline: Date.now() + config.limits.tailBudgetMs,
       maxScanBytes: config.limits.maxTailScanBytes,
     });
     const notes: string[] = [];
+    if (!result.reachedEnd) {
+      notes.push(
+        `[the end of this log was not reached: it is compressed, so it can only be read from its start, and ${config.limits.tailBudgetMs / 1000} s decompressed ${result.linesRead ?? 0} lines of it ` +
+          `(${formatBytes(result.scannedBytes)} of ${formatBytes(log.size)} compressed) without reaching the end. No lines are shown, since they would not be the last ones; the search_logs tool reads all of it]`,
+      );
+      return { uri, mimeType: 'text/plain', text: notes.join('\n') };
+    }
     if (!result.reachedStart || result.cutByBytes) {
       notes.push(`[${hasFilter(filter) ? 'the last matching entries' : 'the last lines'}, at most ${formatBytes(maxBytes)}, of ${formatBytes(log.size)}; use the read_log_range and search_logs tools for the rest]`);
     }
