@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { lstat, type FileHandle } from 'node:fs/promises';
 import { PathGuard, ToolError, type RequestContext } from '@suite/shared';
 import { gzipFailure } from './chunks.js';
 import type { LogsConfig } from './config.js';
@@ -75,7 +75,9 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
     handle = await guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw ToolError.notFound(`No such log file: ${userPath} (it may have just been rotated away). Try again, or call list_logs.`);
+    const gone = code === 'ENOENT' || (error instanceof ToolError && (await lstat(real).then(() => false, (e: NodeJS.ErrnoException) => e.code === 'ENOENT')));
+    // (A file removed between its opening and the check of where its descriptor points looks outside the roots.)
+    if (gone) throw ToolError.notFound(`No such log file: ${userPath} (it may have just been rotated away). Try again, or call list_logs.`);
     if (code === 'EACCES' || code === 'EPERM') throw ToolError.accessDenied(`Permission denied: the server cannot read ${userPath}.`);
     throw error;
   }

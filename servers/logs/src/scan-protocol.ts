@@ -6,6 +6,9 @@ import type { Level } from './levels.js';
  * thread boundary by structured clone); a leaf module.
  */
 
+/** Why a log that was listed is not read: it disappeared in between. */
+export const GONE = 'gone (rotated or removed while the request ran)';
+
 export interface SearchQuery {
   /** A JavaScript regular expression, or text with `literal`. Absent: every entry that passes the filters. */
   pattern?: string;
