@@ -26,16 +26,29 @@ export function noLogsMessage(): string {
   );
 }
 
+/** Guards of a server started with --refuse-hard-links: files opened through them must have one link only. */
+const refusingHardLinks = new WeakSet<PathGuard>();
+
 /** A path guard over the directories and the named files with their current rotations. */
 export async function logGuard(ctx: RequestContext, config: LogsConfig): Promise<PathGuard> {
   if ((await ctx.roots()).directories.length === 0) throw ToolError.accessDenied(noLogsMessage());
   const base = await ctx.paths();
   const roots = await logRoots(ctx, config);
-  if (roots.files.length === 0) return base;
-  const rotated: string[] = [];
-  for (const file of roots.files) for (const member of await familyOf(file)) if (member.path !== file) rotated.push(member.path);
-  // Directories first: relative paths resolve against the first root.
-  return new PathGuard([...roots.directories, ...roots.files, ...rotated], config.aliases);
+  let guard = base;
+  if (roots.files.length > 0) {
+    const rotated: string[] = [];
+    for (const file of roots.files) for (const member of await familyOf(file)) if (member.path !== file) rotated.push(member.path);
+    // Directories first: relative paths resolve against the first root.
+    guard = new PathGuard([...roots.directories, ...roots.files, ...rotated], config.aliases);
+  }
+  if (config.refuseHardLinks) refusingHardLinks.add(guard);
+  return guard;
+}
+
+/** Why a file opened through this guard is refused for its links (--refuse-hard-links), or undefined. */
+export function hardLinkRefusal(guard: PathGuard, nlink: number): string | undefined {
+  if (nlink <= 1 || !refusingHardLinks.has(guard)) return undefined;
+  return `it has ${nlink} hard links, and the server was started with --refuse-hard-links (another name of the file may be outside the allowed directories)`;
 }
 
 export interface OpenedLog {
@@ -89,6 +102,11 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
   if (!stat.isFile()) {
     await handle.close();
     throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
+  }
+  const links = hardLinkRefusal(guard, stat.nlink);
+  if (links) {
+    await handle.close();
+    throw ToolError.accessDenied(`Access denied: ${userPath}: ${links}.`);
   }
   const compressed = rotationOf(real.slice(real.lastIndexOf('/') + 1)).compressed;
   return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, ctimeMs: stat.ctimeMs, nlink: stat.nlink, compressed };

@@ -15,6 +15,11 @@ export interface LogsConfig {
   json: JsonFields;
   /** --entry-pattern: where multi-line entries start, instead of each format's own rule. */
   entryPattern?: string;
+  /**
+   * --refuse-hard-links: refuse regular files with more than one link. A hard link inside an
+   * allowed directory may name a file outside it, which no path check can see.
+   */
+  refuseHardLinks?: boolean;
   limits: LogsLimits;
   /** Formats recognised so far, by file identity: shared by sessions, bounded. */
   formatCache: Map<string, LogFormat>;

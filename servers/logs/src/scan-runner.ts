@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { lstat, type FileHandle } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { CancelledError, ToolError, type PathGuard, type RequestContext } from '@suite/shared';
+import { hardLinkRefusal } from './access.js';
 import type { FormatSpec } from './formats/parsers.js';
 import { GONE, type FileOutcome, type FromWorker, type ScanJob, type SearchMatch, type StatsResult, type ToWorker } from './scan-protocol.js';
 
@@ -144,6 +145,13 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
           open = await guard.open(target.real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, target.display);
           const stat = await open.stat();
           if (!stat.isFile()) throw new Error('not a regular file');
+          const links = hardLinkRefusal(guard, stat.nlink);
+          if (links) {
+            await open.close().catch(() => undefined);
+            open = undefined;
+            report.files.push({ display: target.display, outcome: { status: 'unreadable', reason: links } });
+            continue;
+          }
         } catch (error) {
           await open?.close().catch(() => undefined);
           open = undefined;
