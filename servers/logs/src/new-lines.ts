@@ -182,7 +182,11 @@ async function gzipTail(log: OpenedLog, offset: number, maxBytes: number, marks:
       const stop = start + bytes.length;
       total = stop;
       if (!checked) {
-        if (start < hdLength) head.push(Buffer.from(bytes.subarray(0, hdLength - start)));
+        if (start < hdLength) {
+          head.push(Buffer.from(bytes.subarray(0, hdLength - start)));
+          // Another file's first bytes: no need to decompress up to the offset to know.
+          if (stop >= hdLength && marks?.hd !== undefined && digest(Buffer.concat(head)) !== marks.hd) return undefined;
+        }
         if (stop > fpFrom && start < offset) before.push(Buffer.from(bytes.subarray(Math.max(0, fpFrom - start), offset - start)));
         if (stop >= offset && !check()) return undefined;
       }
