@@ -164,7 +164,7 @@ export class Workspace {
     const label = name ?? listing.find((l) => l.path === top)?.name ?? uriName(path.basename(top));
     let repo = opened.byName.get(label);
     if (!repo) {
-      repo = new GitRepository(label, top, gitDir, commonDir, opened.discovery.config, this.settings);
+      repo = new GitRepository(label, top, gitDir, commonDir, opened.discovery.config, opened.discovery.other, this.settings);
       opened.byName.set(label, repo);
     }
     return repo;
@@ -208,7 +208,15 @@ function uriName(name: string): string {
  * any of them means discovering again, so an edited configuration is never served stale.
  */
 function signatureOf(dir: string, discovery: Discovery): string {
-  const files = new Set([dir, path.join(discovery.top, '.git'), path.join(discovery.gitDir, 'config'), path.join(discovery.commonDir, 'config'), path.join(discovery.gitDir, 'config.worktree')]);
+  const files = new Set([
+    dir,
+    path.join(discovery.top, '.git'),
+    path.join(discovery.gitDir, 'config'),
+    path.join(discovery.commonDir, 'config'),
+    path.join(discovery.gitDir, 'config.worktree'),
+    path.join(discovery.commonDir, 'worktrees'),
+    ...discovery.otherFiles,
+  ]);
   for (const entry of discovery.config) {
     const origin = entry.origin.startsWith('file:') ? path.resolve(discovery.top, entry.origin.slice(5)) : undefined;
     if (origin) files.add(origin);

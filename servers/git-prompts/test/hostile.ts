@@ -34,6 +34,11 @@ export function makeHostileRepo(base: string): HostileRepo {
     return file;
   };
 
+  const commitFiles = (dir: string, files: Record<string, string>, message: string): void => {
+    writeFiles(dir, files);
+    git(dir, ['add', '--', ...Object.keys(files)]);
+    git(dir, ['commit', '--quiet', '--no-verify', '-m', message]);
+  };
   makeRepo(repo, { 'README.md': '# hostile\n', 'src/app.txt': 'one\ntwo\n', 'data.proc': 'processed\n' });
   // A commit with a signature header: with log.showSignature, git would run gpg.program to verify it.
   const head = git(repo, ['rev-parse', 'HEAD']).trim();
@@ -58,6 +63,31 @@ export function makeHostileRepo(base: string): HostileRepo {
   writeFiles(repo, { '.gitattributes': '* diff=evil filter=evil merge=evil\n*.proc filter=proc\n' });
   git(repo, ['add', '.gitattributes']);
   git(repo, ['commit', '--quiet', '--no-verify', '-m', 'attributes']);
+
+  commitFiles(repo, { 'notes.wt': 'worktree\n', 'later.ob': 'on branch\n' }, 'files under the worktree and branch drivers');
+
+  // A submodule (its git directory absorbed into .git/modules/sub) and an embedded repository (a gitlink
+  // with its .git inside its directory), each with a configuration of its own that names programs.
+  for (const [name, absorbed] of [['sub', true], ['vendored', false]] as const) {
+    const dir = path.join(repo, name);
+    makeRepo(dir, { 'f.txt': 'one\n', '.gitattributes': `* filter=${name}f diff=${name}d merge=${name}m\n` });
+    git(repo, absorbed ? ['submodule', '--quiet', 'add', `./${name}`, name] : ['add', name]);
+    if (absorbed) git(repo, ['submodule', '--quiet', 'absorbgitdirs']);
+    const subInclude = path.join(base, `${name}-include.cfg`);
+    writeFileSync(subInclude, `[filter "${name}inc"]\n\tclean = ${script(`${name}-filter-clean-included`)}\n`);
+    const inSub = (key: string, value: string): void => void git(dir, ['config', key, value]);
+    inSub(`filter.${name}f.clean`, script(`${name}-filter-clean`));
+    inSub(`filter.${name}f.smudge`, script(`${name}-filter-smudge`));
+    inSub(`diff.${name}d.textconv`, script(`${name}-textconv`));
+    inSub(`diff.${name}d.command`, script(`${name}-diff-command`));
+    inSub(`merge.${name}m.driver`, script(`${name}-merge-driver`));
+    inSub('core.fsmonitor', script(`${name}-fsmonitor`));
+    inSub('core.pager', script(`${name}-pager`));
+    inSub('include.path', subInclude);
+    // Changed at the same size: only the content, through the clean filter, tells whether it differs.
+    writeFileSync(path.join(dir, 'f.txt'), 'two\n');
+  }
+  git(repo, ['commit', '--quiet', '--no-verify', '-m', 'submodules']);
 
   // Hooks last: the set-up's own commits above must not run them.
   const hooksPath = path.join(repo, '.hooks');
@@ -111,7 +141,27 @@ export function makeHostileRepo(base: string): HostileRepo {
   set('gc.auto', '1');
   set('status.submoduleSummary', 'true');
   set('include.path', extra);
+
+  // Configuration git reads only in some states: a file included on another branch, the worktree's own
+  // file, attributes files outside the tree. Each names a driver under a name of its own.
+  const onBranch = path.join(repo, '.git', 'on-branch.cfg');
+  writeFileSync(onBranch, `[filter "onbranch"]\n\tclean = ${script('filter-clean-onbranch')}\n\tsmudge = ${script('filter-smudge-onbranch')}\n\trequired = true\n`);
+  set('includeIf.onbranch:older.path', onBranch);
+  const nested = path.join(repo, '.git', 'nested.cfg');
+  writeFileSync(nested, `[diff "nested"]\n\ttextconv = ${script('textconv-nested-include')}\n\tcommand = ${script('diff-command-nested-include')}\n`);
+  writeFileSync(path.join(repo, '.git', 'gitdir-include.cfg'), `[include]\n\tpath = ${nested}\n`);
+  set('includeIf.gitdir:/nowhere/**.path', path.join(repo, '.git', 'gitdir-include.cfg'));
+  set('core.repositoryFormatVersion', '1');
+  set('extensions.worktreeConfig', 'true');
+  git(repo, ['config', '--worktree', 'filter.wt.clean', script('filter-clean-worktree')]);
+  git(repo, ['config', '--worktree', 'filter.wt.smudge', script('filter-smudge-worktree')]);
+  git(repo, ['config', '--worktree', 'filter.wt.required', 'true']);
+  const attributesFile = path.join(base, 'hostile-attributes');
+  writeFileSync(attributesFile, '*.md diff=evil2\n');
+  set('core.attributesFile', attributesFile);
+  mkdirSync(path.join(repo, '.git', 'info'), { recursive: true });
+  writeFileSync(path.join(repo, '.git', 'info', 'attributes'), '*.wt filter=wt\n*.ob filter=onbranch\n');
   // Work in progress, so that status, diffs and add have content to filter and convert.
-  writeFiles(repo, { 'src/app.txt': 'one\ntwo\nthree\n', 'data.proc': 'processed again\n', 'new.txt': 'new\n' });
+  writeFiles(repo, { 'src/app.txt': 'one\ntwo\nthree\n', 'data.proc': 'processed again\n', 'new.txt': 'new\n', 'notes.wt': 'worktree again\n', 'later.ob': 'on branch again\n' });
   return { repo, marker, ran: () => (existsSync(marker) ? readFileSync(marker, 'utf8') : '') };
 }
