@@ -161,6 +161,15 @@ export class Workspace {
         'This repository keeps its git data outside the allowed directories (a .git file pointing elsewhere, a linked worktree or a submodule). Allow the directory that holds its git data too.',
       );
     }
+    // An alternate object store outside the roots would let a short hash prefix read another repository's objects.
+    if (opened.discovery.unreadableStores) {
+      throw ToolError.accessDenied('This repository names its alternate object stores in a file that cannot be read (objects/info/alternates is not a regular file), so what it reads cannot be checked. Fix or remove that file.');
+    }
+    if (!opened.discovery.objectStores.every(inside)) {
+      throw ToolError.accessDenied(
+        "This repository reads objects from a store outside the allowed directories (objects/info/alternates, or an objects directory that is a symlink), so it could show another repository's content. Allow that directory too, or make the repository self-contained (git repack -a -d, then remove objects/info/alternates).",
+      );
+    }
     const label = name ?? listing.find((l) => l.path === top)?.name ?? uriName(path.basename(top));
     let repo = opened.byName.get(label);
     if (!repo) {
@@ -216,6 +225,7 @@ function signatureOf(dir: string, discovery: Discovery): string {
     path.join(discovery.gitDir, 'config.worktree'),
     path.join(discovery.commonDir, 'worktrees'),
     ...discovery.otherFiles,
+    ...discovery.objectStoreFiles,
   ]);
   for (const entry of discovery.config) {
     const origin = entry.origin.startsWith('file:') ? path.resolve(discovery.top, entry.origin.slice(5)) : undefined;

@@ -178,6 +178,35 @@ describe('security', () => {
       expect(out.text).not.toContain(outside);
     });
 
+    it('refuses a repository that reads objects from a store outside the roots (alternates), and says why', async () => {
+      const secret = git(outside, ['rev-parse', 'HEAD:secret.txt']).trim();
+      const alternates = path.join(repo, '.git', 'objects', 'info', 'alternates');
+      mkdirSync(path.dirname(alternates), { recursive: true });
+      // The control: plain git reads the secret through the alternate.
+      writeFileSync(alternates, `${path.join(outside, '.git', 'objects')}\n`);
+      expect(git(repo, ['cat-file', 'blob', secret.slice(0, 8)])).toBe('the secret\n');
+      session = await open(roots());
+      const objectsDir = path.join(repo, '.git', 'objects');
+      for (const line of [path.join(outside, '.git', 'objects'), path.relative(objectsDir, path.join(outside, '.git', 'objects')), `"${path.join(outside, '.git', 'objects')}"`]) {
+        writeFileSync(alternates, `# a comment\n${line}\n`);
+        for (const revision of [secret, secret.slice(0, 7)]) {
+          const out = await session.callTool('git_show', { revision });
+          expect(out.isError, line).toBe(true);
+          expect(out.text).toMatch(/reads objects from a store outside the allowed directories/);
+          expect(out.text).not.toContain('the secret');
+          expect(out.text).not.toContain(outside);
+        }
+        expect((await protocolError(session.readResource(`git://app/show/${secret.slice(0, 7)}`))).data).toMatchObject({ kind: 'access_denied' });
+      }
+      // An alternate inside the roots (a clone made with --shared next to its source) is fine.
+      const lib = makeRepo(path.join(base, 'roots', 'lib'), { 'lib.txt': 'shared content\n' });
+      const shared = git(lib, ['rev-parse', 'HEAD:lib.txt']).trim();
+      writeFileSync(alternates, `${path.join(lib, '.git', 'objects')}\n`);
+      const out = await session.callTool('git_show', { repo_path: 'app', revision: shared });
+      expect(out.isError, out.text).toBe(false);
+      expect(out.text).toContain('shared content');
+    });
+
     it('refuses a directory inside a repository whose top lies above the roots', async () => {
       session = await open([path.join(repo, 'src')]);
       const out = await session.callTool('git_status', { repo_path: path.join(repo, 'src') });

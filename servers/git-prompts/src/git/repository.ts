@@ -76,6 +76,71 @@ export interface Discovery {
   /** What `otherConfiguration` found: entries that name programs, and every file and directory it looked at. */
   other: ConfigEntry[];
   otherFiles: string[];
+  /**
+   * Every object store git reads for this repository: its own `objects` (real path) and each
+   * alternate (`objects/info/alternates`, followed as git does, alternates of alternates too).
+   * `unreadable` names an alternates file git would block on or cannot read. The caller checks
+   * that all of them lie inside the roots.
+   */
+  objectStores: string[];
+  objectStoreFiles: string[];
+  unreadableStores: boolean;
+}
+
+/** git follows alternates five levels deep. */
+const MAX_ALTERNATE_DEPTH = 5;
+
+/** One line of an alternates file: C-quoted (octal escapes are bytes of UTF-8) when it starts with `"`. */
+function unquoteAlternate(line: string): string {
+  if (!line.startsWith('"') || !line.endsWith('"') || line.length < 2) return line;
+  const escapes: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+  const bytes: number[] = [];
+  const body = [...line.slice(1, -1)];
+  for (let i = 0; i < body.length; i++) {
+    const char = body[i]!;
+    if (char !== '\\') {
+      bytes.push(...Buffer.from(char, 'utf8'));
+      continue;
+    }
+    const octal = /^[0-3][0-7]{2}/.exec(body.slice(i + 1, i + 4).join(''));
+    if (octal) {
+      bytes.push(Number.parseInt(octal[0], 8));
+      i += 3;
+    } else {
+      const next = body[i + 1] ?? '';
+      bytes.push(escapes[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** The object stores of a repository (see Discovery.objectStores). */
+async function objectStores(commonDir: string): Promise<{ stores: string[]; files: string[]; unreadable: boolean }> {
+  const stores: string[] = [];
+  const files: string[] = [];
+  let unreadable = false;
+  const visit = async (objects: string, depth: number): Promise<void> => {
+    const real = await fs.realpath(objects).catch(() => path.resolve(objects));
+    if (stores.includes(real)) return;
+    stores.push(real);
+    const file = path.join(real, 'info', 'alternates');
+    files.push(file);
+    if (depth >= MAX_ALTERNATE_DEPTH) return;
+    const stat = await fs.stat(file).catch(() => undefined);
+    if (!stat) return;
+    const text = stat.isFile() ? await fs.readFile(file, 'utf8').catch(() => undefined) : undefined;
+    if (text === undefined) {
+      unreadable = true;
+      return;
+    }
+    for (const line of text.split('\n')) {
+      if (line === '' || line.startsWith('#')) continue;
+      await visit(path.resolve(real, unquoteAlternate(line)), depth + 1);
+    }
+  };
+  await visit(path.join(commonDir, 'objects'), 0);
+  return { stores, files, unreadable };
 }
 
 /** Bounds of the search for other configuration files: a repository cannot make discovery slow with thousands of them. */
@@ -190,7 +255,8 @@ export async function discover(settings: GitSettings, dir: string, ceilings: rea
   if (!listing.ok) throw gitFailure(listing, 'Reading the repository configuration', { top, gitDir });
   const config = parseConfigListing(listing.stdout);
   const other = await otherConfiguration(settings, { top, gitDir, commonDir }, config, { ...env, GIT_DIR: gitDir, GIT_WORK_TREE: top }, signal);
-  return { top, gitDir, commonDir, config, other: other.entries, otherFiles: other.files };
+  const stores = await objectStores(commonDir);
+  return { top, gitDir, commonDir, config, other: other.entries, otherFiles: other.files, objectStores: stores.stores, objectStoreFiles: stores.files, unreadableStores: stores.unreadable };
 }
 
 /**
