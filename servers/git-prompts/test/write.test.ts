@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir, type TestSession } from '@suite/shared/testing';
@@ -165,5 +165,43 @@ describe('write tools', () => {
     expect(out.text).toBe('There is no local branch topic, but there is origin/topic. Create it with git_create_branch (branch_name topic, base_branch origin/topic), then switch.');
     expect((await session.callTool('git_create_branch', { branch_name: 'topic', base_branch: 'origin/topic' })).isError).toBe(false);
     expect((await session.callTool('git_checkout', { branch_name: 'topic' })).isError).toBe(false);
+  });
+
+  it('never discard a merge in progress: git_reset refuses, or unstages other files and keeps the merge', async () => {
+    writeFiles(repo, { 'shared.txt': 'base\n' });
+    git(repo, ['add', 'shared.txt']);
+    git(repo, ['commit', '--quiet', '-m', 'base']);
+    git(repo, ['checkout', '--quiet', '-b', 'topic']);
+    writeFiles(repo, { 'shared.txt': 'topic\n' });
+    git(repo, ['commit', '--quiet', '-am', 'topic']);
+    git(repo, ['checkout', '--quiet', 'main']);
+    writeFiles(repo, { 'shared.txt': 'main\n' });
+    git(repo, ['commit', '--quiet', '-am', 'main']);
+    expect(() => git(repo, ['merge', '--quiet', 'topic'])).toThrow();
+    writeFiles(repo, { 'other.txt': 'other\n' });
+    git(repo, ['add', 'other.txt']);
+    const mergeState = (): boolean[] => ['MERGE_HEAD', 'MERGE_MSG'].map((f) => existsSync(path.join(repo, '.git', f)));
+    expect(mergeState()).toEqual([true, true]);
+
+    session = await open([repo], { allowWrite: true });
+    const all = await session.callTool('git_reset', {});
+    expect(all.isError).toBe(true);
+    expect(all.text).toBe(
+      'app is in the middle of a merge; unstaging everything would discard its state (and its conflicts), so nothing was changed. Finish it (git_commit once the conflicts are resolved and staged, or git merge --abort), or name the files to unstage.',
+    );
+    for (const files of [['shared.txt'], ['.']]) {
+      const out = await session.callTool('git_reset', { files });
+      expect(out.isError).toBe(true);
+      expect(out.text).toMatch(/^app is in the middle of a merge and shared\.txt has a conflict; unstaging would discard the conflict, so nothing was changed\./);
+    }
+    expect(mergeState()).toEqual([true, true]);
+    expect(git(repo, ['ls-files', '--unmerged'])).not.toBe('');
+
+    const other = await session.callTool('git_reset', { files: ['other.txt'] });
+    expect(other.isError, other.text).toBe(false);
+    expect(other.text).toMatch(/^Unstaged other\.txt in app; the working tree is unchanged\. The merge in progress is kept\./);
+    expect(mergeState()).toEqual([true, true]);
+    expect(git(repo, ['ls-files', '--unmerged'])).not.toBe('');
+    expect(git(repo, ['status', '--porcelain'])).toBe('UU shared.txt\n?? other.txt\n');
   });
 });

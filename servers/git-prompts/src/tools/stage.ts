@@ -55,6 +55,23 @@ async function stageGitlinks(repo: GitRepository, gitlinks: readonly string[], s
   if (!result.ok) throw repo.failure(result, 'git add');
 }
 
+/** Operations whose state lives in the git directory, and what a whole-index reset would do to each. */
+const IN_PROGRESS: readonly { file: string; what: string; finish: string }[] = [
+  { file: 'rebase-merge', what: 'a rebase', finish: 'git rebase --continue or git rebase --abort' },
+  { file: 'rebase-apply', what: 'a rebase or git am', finish: 'git rebase --continue / git am --continue, or --abort' },
+  { file: 'MERGE_HEAD', what: 'a merge', finish: 'git_commit once the conflicts are resolved and staged, or git merge --abort' },
+  { file: 'CHERRY_PICK_HEAD', what: 'a cherry-pick', finish: 'git cherry-pick --continue or git cherry-pick --abort' },
+  { file: 'REVERT_HEAD', what: 'a revert', finish: 'git revert --continue or git revert --abort' },
+];
+
+/** The merge, rebase, cherry-pick or revert under way in this worktree, if any. */
+async function operationInProgress(repo: GitRepository): Promise<(typeof IN_PROGRESS)[number] | undefined> {
+  for (const operation of IN_PROGRESS) {
+    if (await fs.lstat(path.join(repo.gitDir, operation.file)).then(() => true, () => false)) return operation;
+  }
+  return undefined;
+}
+
 async function stagedSummary(repo: GitRepository, signal: AbortSignal): Promise<string> {
   const status = await readStatus(repo, signal);
   if (status.staged.length === 0) return 'Nothing is staged now.';
@@ -100,12 +117,33 @@ export function gitReset(ws: Workspace): ToolDefinition<typeof resetInput> {
     handler: async ({ repo_path, files: paths }, ctx) => {
       const repo = await ws.resolve(ctx, repo_path);
       const specs = paths ? await pathspecs(repo, paths) : [];
+      // A whole-index reset ends a merge (MERGE_HEAD and MERGE_MSG are removed) and forgets the conflicts of
+      // any operation; unstaging a conflicted path forgets its conflict. Neither may happen as a side effect.
+      const operation = await operationInProgress(repo);
+      if (operation) {
+        if (specs.length === 0) {
+          throw ToolError.conflict(
+            `${repo.name} is in the middle of ${operation.what}; unstaging everything would discard its state (and its conflicts), so nothing was changed. Finish it (${operation.finish}), or name the files to unstage.`,
+          );
+        }
+        const conflicted = (await repo.read(['ls-files', '-z', '--unmerged', '--', ...specs], 'git ls-files', { signal: ctx.signal }))
+          .split('\0')
+          .filter(Boolean)
+          .map((record) => record.slice(record.indexOf('\t') + 1));
+        if (conflicted.length > 0) {
+          const names = [...new Set(conflicted)];
+          throw ToolError.conflict(
+            `${repo.name} is in the middle of ${operation.what} and ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''} ${names.length === 1 ? 'has a conflict' : 'have conflicts'}; unstaging would discard the conflict, so nothing was changed. Resolve it and stage the result with git_add, or finish the operation (${operation.finish}).`,
+          );
+        }
+      }
       // Before the first commit, git reset empties the index (or the named paths of it): the same thing.
       // Not `git rm --cached`, which runs `git submodule foreach` inside every submodule it meets.
       const args = ['reset', '--quiet', ...(specs.length > 0 ? ['--', ...specs] : [])];
       const result = await repo.write(args, 'git reset', { signal: ctx.signal });
       if (!result.ok) throw repo.failure(result, 'git reset');
-      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : `${paths.length} paths`) : 'everything'} in ${repo.name}; the working tree is unchanged.\n${await stagedSummary(repo, ctx.signal)}`;
+      const kept = operation ? ` The ${operation.what.replace(/^an? /, '')} in progress is kept.` : '';
+      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : `${paths.length} paths`) : 'everything'} in ${repo.name}; the working tree is unchanged.${kept}\n${await stagedSummary(repo, ctx.signal)}`;
     },
   };
 }
