@@ -122,9 +122,24 @@ describe('write tools', () => {
     const created = await session.callTool('git_create_branch', { branch_name: 'feature/x' });
     expect(created.text).toMatch(/^Created branch feature\/x at [0-9a-f]{12} \(from HEAD\) in app\. Switch to it with git_checkout\.$/);
     expect((await session.callTool('git_create_branch', { branch_name: 'feature/x' })).text).toBe('A branch named feature/x already exists in app.');
-    for (const bad of ['has space', 'a..b', 'end.lock', 'HEAD', 'x@{1}']) {
-      expect((await session.callTool('git_create_branch', { branch_name: bad })).text, bad).toMatch(/is not a valid branch name/);
+    for (const [bad, why] of [
+      ['has space', 'it contains a space, which git does not allow in a branch name'],
+      ['a..b', 'it contains "..", which git reads as a range'],
+      ['end.lock', 'its part "end.lock" ends with ".lock", which git reserves for its lock files'],
+      ['HEAD', '"HEAD" is reserved by git'],
+      ['x@{1}', 'it contains "@{", which git reads as a reflog reference'],
+      ['-x', 'it starts with "-", which git would read as an option'],
+      ['refs/heads/-x', 'it starts with "refs/"; give the short name of the branch, as git_branch lists it (without refs/heads/)'],
+      ['refs/heads/topic', 'it starts with "refs/"; give the short name of the branch, as git_branch lists it (without refs/heads/)'],
+      ['a/.hidden', 'its part ".hidden" begins with ".", which git does not allow'],
+      ['trailing/', 'it begins or ends with "/", or has an empty part between two slashes'],
+      ['what?', 'it contains "?", which git does not allow in a branch name'],
+      ['tab\there', 'it contains a control character, which git does not allow in a branch name'],
+    ] as const) {
+      expect((await session.callTool('git_create_branch', { branch_name: bad })).text, bad).toBe(`${JSON.stringify(bad)} is not a valid branch name: ${why}.`);
     }
+    expect(git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads'])).toBe('refs/heads/feature/x\nrefs/heads/main\n');
+    expect((await session.callTool('git_checkout', { branch_name: 'refs/heads/feature/x' })).text).toMatch(/^"refs\/heads\/feature\/x" is not a valid branch name: it starts with "refs\/"/);
     expect((await session.callTool('git_create_branch', { branch_name: 'y', base_branch: 'nope' })).text).toMatch(/Unknown base branch "nope"/);
 
     writeFiles(repo, { 'README.md': '# changed, not committed\n' });
