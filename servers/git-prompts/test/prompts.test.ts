@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, protocolError, type TestSession } from '@suite/shared/testing';
@@ -288,6 +288,37 @@ describe('completion', () => {
     expect((await session.complete({ template: 'git://{repo}/file/{path}' }, 'path', 'src/lib/', { repo: 'app' })).values).toEqual(['src/lib/b.ts']);
     expect((await session.complete({ template: 'git://{repo}/compare/{range}' }, 'range', 'fix', { repo: 'app' })).values).toEqual(['fix/bug']);
     expect((await session.complete({ template: 'git://{repo}/log{?limit}' }, 'limit', '1')).values).toEqual(['10', '100']);
+  });
+
+  it('offers only what the tools accept, and says the true total', async () => {
+    const more = path.join(base, 'more');
+    const lib = makeRepo(path.join(more, 'lib'), { 'ok.txt': 'ok\n', 'src/x.ts': 'x\n', 'gone.txt': 'soon deleted\n' });
+    const outsideFile = path.join(base, 'outside-secret.txt');
+    writeFileSync(outsideFile, 'secret\n');
+    symlinkSync(outsideFile, path.join(lib, 'leak.txt'));
+    symlinkSync(base, path.join(lib, 'escape'));
+    symlinkSync('ok.txt', path.join(lib, 'inner-link'));
+    writeFileSync(path.join(lib, 'bad\x1b]8;;x\x07name.txt'), 'osc\n');
+    rmSync(path.join(lib, 'gone.txt'));
+    const head = git(lib, ['rev-parse', 'HEAD']).trim();
+    git(lib, ['update-ref', '--stdin'], { input: Array.from({ length: 1004 }, (_, i) => `create refs/heads/bulk/${String(i).padStart(4, '0')} ${head}\n`).join('') });
+    // A repository every call refuses: its git data lies outside the allowed directories.
+    mkdirSync(path.join(more, 'decoy'));
+    writeFileSync(path.join(more, 'decoy', '.git'), `gitdir: ${path.join(repo, '.git')}\n`);
+    session = await open([more]);
+    expect((await session.callTool('git_status', { repo_path: 'decoy' })).isError).toBe(true);
+    expect((await session.complete({ prompt: 'git-commit' }, 'repo', '')).values).toEqual(['lib']);
+
+    const refs = await session.complete({ prompt: 'pr-description' }, 'base', 'bulk/', { repo: 'lib' });
+    expect(refs).toEqual({ values: Array.from({ length: 100 }, (_, i) => `bulk/${String(i).padStart(4, '0')}`), total: 1004, hasMore: true });
+    const ranges = await session.complete({ template: 'git://{repo}/log/{range}' }, 'range', 'main..b', { repo: 'lib' });
+    expect([ranges.total, ranges.hasMore]).toEqual([1004, true]);
+
+    const files = await session.complete({ prompt: 'explain-code' }, 'code', '', { repo: 'lib' });
+    expect(files).toEqual({ values: ['inner-link', 'ok.txt', 'src/'], total: 3, hasMore: false });
+    for (const value of files.values.filter((v) => !v.endsWith('/'))) {
+      await session.readResource(`git://lib/file/${encodeURIComponent(value)}`);
+    }
   });
 });
 
