@@ -240,6 +240,51 @@ describe('prompts on a history without tags or Conventional Commits', () => {
   });
 });
 
+describe('prompts describe the repository as it is', () => {
+  let base: string;
+  let cleanup: () => Promise<void>;
+  let session: TestSession | undefined;
+  beforeAll(async () => {
+    ({ dir: base, cleanup } = await makeTempDir('git-prompts-as-is-'));
+    const empty = path.join(base, 'empty');
+    mkdirSync(empty);
+    git(empty, ['init', '--quiet', '--initial-branch=main']);
+    const solo = makeRepo(path.join(base, 'solo'), { 'a.txt': 'a\n' });
+    commit(solo, { 'b.txt': 'b\n' }, 'Add b');
+    commit(solo, { 'c.txt': 'c\n' }, 'Add c');
+    session = await open([base]);
+  });
+  afterAll(async () => {
+    await session?.close();
+    await cleanup();
+  });
+
+  it('a repository without commits: no commits to summarise, describe, review or list', async () => {
+    const texts: Record<string, string> = {};
+    for (const name of ['summarize-changes', 'pr-description', 'review-changes', 'changelog']) {
+      const prompt = await session!.getPrompt(name, { repo: 'empty' });
+      expect(prompt.resources, name).toEqual([]);
+      texts[name] = prompt.text;
+    }
+    expect(texts).toEqual({
+      'summarize-changes': 'empty has no commits yet, so there are no changes to summarise. Commit some work first.',
+      'pr-description': 'empty has no commits yet (main is still to be born), so there is no pull request to describe. Commit the work first.',
+      'review-changes': 'empty has no commits yet and nothing staged or changed in its working tree, so there is nothing to review.',
+      changelog: 'empty has no commits yet, so there is nothing for a changelog.',
+    });
+  });
+
+  it('pr-description on main says that main is the base, not that there is no main; summarize-changes counts the commits there are', async () => {
+    const error = await protocolError(session!.getPrompt('pr-description', { repo: 'solo' }));
+    expect(error.message).toMatch(
+      /solo is on main, which is the branch a pull request would go into, and there is no other base to compare it with\. Switch to the branch of the pull request \(git_checkout\), or give base\./,
+    );
+    const summary = await session!.getPrompt('summarize-changes', { repo: 'solo' });
+    expect(summary.description).toBe('All 3 commits of solo');
+    expect(summary.text).toMatch(/^Summarise the recent work in solo: all 3 commits are attached \(the repository has no tag to start from\)\./);
+  });
+});
+
 describe('completion', () => {
   let base: string;
   let repo: string;
