@@ -106,6 +106,9 @@ const COMMAND_KEYS: readonly RegExp[] = [
   /^web\.browser$/,
   /^(browser|man)\..+\.(cmd|path)$/,
   /^sendemail\..+$/,
+  // Configuration-defined hooks (newer git) and archive filters: no command this server runs uses them today.
+  /^hook\..+\.command$/,
+  /^tar\..+\.command$/,
 ];
 
 /** Whether git could run a program named by this key (section and variable compared case-insensitively). */
