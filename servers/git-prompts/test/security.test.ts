@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir, protocolError, snapshotTree, type TestSession } from '@suite/shared/testing';
@@ -198,6 +198,14 @@ describe('security', () => {
         }
         expect((await protocolError(session.readResource(`git://app/show/${secret.slice(0, 7)}`))).data).toMatchObject({ kind: 'access_denied' });
       }
+      // An objects directory that is a symlink to another repository's store.
+      const linked = makeRepo(path.join(base, 'roots', 'linked'));
+      rmSync(path.join(linked, '.git', 'objects'), { recursive: true });
+      symlinkSync(path.join(outside, '.git', 'objects'), path.join(linked, '.git', 'objects'));
+      const viaLink = await session.callTool('git_show', { repo_path: 'linked', revision: secret });
+      expect(viaLink.isError).toBe(true);
+      expect(viaLink.text).toMatch(/reads objects from a store outside the allowed directories/);
+      expect(viaLink.text).not.toContain('the secret');
       // An alternate inside the roots (a clone made with --shared next to its source) is fine.
       const lib = makeRepo(path.join(base, 'roots', 'lib'), { 'lib.txt': 'shared content\n' });
       const shared = git(lib, ['rev-parse', 'HEAD:lib.txt']).trim();
