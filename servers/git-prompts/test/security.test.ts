@@ -198,6 +198,13 @@ describe('security', () => {
         }
         expect((await protocolError(session.readResource(`git://app/show/${secret.slice(0, 7)}`))).data).toMatchObject({ kind: 'access_denied' });
       }
+      // An alternates file git would block on (a FIFO) is refused before any git reads it.
+      rmSync(alternates);
+      execFileSync('mkfifo', [alternates]);
+      const fifo = await session.callTool('git_log', { repo_path: 'app' });
+      expect(fifo.isError).toBe(true);
+      expect(fifo.text).toMatch(/names its alternate object stores in a file that cannot be read/);
+      rmSync(alternates);
       // An objects directory that is a symlink to another repository's store.
       const linked = makeRepo(path.join(base, 'roots', 'linked'));
       rmSync(path.join(linked, '.git', 'objects'), { recursive: true });
