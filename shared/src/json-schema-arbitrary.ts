@@ -248,7 +248,7 @@ class Builder {
     for (const [key, raw] of Object.entries(properties)) {
       const property = this.resolve(schemaAt(raw) ?? {}, 0);
       for (const [value, why] of violationsOf(property)) {
-        // runTool (tools.ts) treats a top-level optional argument sent as null as absent: not a violation.
+        // A top-level optional argument given as null counts as absent (runTool drops it), so it is valid.
         if (value === null && !required.includes(key)) continue;
         wrongs.push({ key, value, why: `"${key}" ${why}` });
       }
