@@ -34,24 +34,24 @@ export const VERSION = pkg.version;
 /**
  * Every tool, built once per workspace and shared by all sessions. The write tools are always in
  * the list: read-only mode (the default; --allow-write lifts it) removes them, as it removes every
- * tool whose readOnlyHint is false.
+ * tool whose readOnlyHint is false. Every answer's text reaches clients with terminal controls
+ * escaped (terminal.ts).
  */
-/** Every answer's text reaches clients with terminal controls escaped (terminal.ts). */
 const tools = toolList<Workspace>(
   [
-  gitStatus,
-  gitDiffUnstaged,
-  gitDiffStaged,
-  gitDiff,
-  gitLog,
-  gitShow,
-  gitBranch,
-  draftCommitMessage,
-  gitAdd,
-  gitReset,
-  gitCommit,
-  gitCreateBranch,
-  gitCheckout,
+    gitStatus,
+    gitDiffUnstaged,
+    gitDiffStaged,
+    gitDiff,
+    gitLog,
+    gitShow,
+    gitBranch,
+    draftCommitMessage,
+    gitAdd,
+    gitReset,
+    gitCommit,
+    gitCreateBranch,
+    gitCheckout,
   ].map((make) => safeTool(make as (ws: Workspace) => AnyToolDefinition)),
 );
 
