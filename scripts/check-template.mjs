@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { npmEnv } from './npm-env.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const name = 'template-check';
@@ -13,7 +14,7 @@ const pnpm = (args) => ['npx', ['-y', 'pnpm@10', ...args]];
 
 function step(label, [cmd, args], cwd = root) {
   console.log(`\n== ${label}`);
-  const r = spawnSync(cmd, args, { cwd, stdio: 'inherit' });
+  const r = spawnSync(cmd, args, { cwd, stdio: 'inherit', env: npmEnv() });
   if (r.status !== 0) throw new Error(`${label} failed (exit ${r.status})`);
 }
 
@@ -36,7 +37,7 @@ try {
   await rm(dir, { recursive: true, force: true });
   // Put the lockfile and node_modules back as they were without the scaffolded package.
   await writeFile(lockfile, lockfileBefore);
-  spawnSync('npx', ['-y', 'pnpm@10', 'install', '--prefer-offline', '--no-frozen-lockfile'], { cwd: root, stdio: 'ignore' });
+  spawnSync('npx', ['-y', 'pnpm@10', 'install', '--prefer-offline', '--no-frozen-lockfile'], { cwd: root, stdio: 'ignore', env: npmEnv() });
 }
 console.log(failed ? '\ntemplate check: FAILED' : '\ntemplate check: passed');
 process.exit(failed ? 1 : 0);

@@ -26,7 +26,7 @@ function indent(text, max = 25) {
 
 async function session(label, bin, args, env = {}) {
   if (!existsSync(bin)) {
-    console.error(`${bin} is missing: run "npx pnpm@10 build" first.`);
+    console.error(`${bin} is missing: run "npx -y pnpm@10 build" first.`);
     process.exit(1);
   }
   const transport = new StdioClientTransport({ command: process.execPath, args: [bin, ...args], env: { ...process.env, ...env }, stderr: 'pipe' });

@@ -36,4 +36,4 @@ async function fill(dir) {
   }
 }
 await fill(target);
-console.log(`Created servers/${name}. Next:\n  npx pnpm@10 install\n  npx pnpm@10 --filter @suite/server-${name} build\n  npx pnpm@10 --filter @suite/server-${name} test`);
+console.log(`Created servers/${name}. Next:\n  npx -y pnpm@10 install\n  npx -y pnpm@10 --filter @suite/server-${name} build\n  npx -y pnpm@10 --filter @suite/server-${name} test`);

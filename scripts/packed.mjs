@@ -7,11 +7,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { npmEnv } from './npm-env.mjs';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Runs a command to completion; rejects with its output when it fails. */
-export function run(command, args, { cwd = root, env = process.env, quiet = true, timeoutMs = 15 * 60_000 } = {}) {
+/** Runs a command to completion; rejects with its output when it fails. The environment is npm's (scripts/npm-env.mjs). */
+export function run(command, args, { cwd = root, env = npmEnv(), quiet = true, timeoutMs = 15 * 60_000 } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -43,13 +44,23 @@ export function workspacePackages() {
     .filter((p) => !p.manifest.private);
 }
 
-/** `pnpm pack` of every package into `destination`, one at a time (each prepack rebuilds shared). */
+/**
+ * The command that packs one package from the root of a clone, as the READMEs give it until the
+ * packages are published ("Not on npm yet"): pnpm writes the tarball into the current directory.
+ */
+export const packCommand = (name) => ['npx', ['-y', 'pnpm@10', '--filter', name, 'pack']];
+
+/** The file name `pnpm pack` (and `npm pack`) gives a package's tarball. */
+export const tarballName = (p) => `${p.name.replace(/^@/, '').replace('/', '-')}-${p.version}.tgz`;
+
+/** `pnpm pack` of every package into `destination`, one at a time (each prepack rebuilds shared), with the READMEs' command. */
 export async function packAll(destination) {
   await mkdir(destination, { recursive: true });
   const packages = workspacePackages();
   for (const p of packages) {
-    await run('npx', ['-y', 'pnpm@10', 'pack', '--pack-destination', destination], { cwd: p.dir });
-    p.tarball = path.join(destination, `${p.name.replace(/^@/, '').replace('/', '-')}-${p.version}.tgz`);
+    const [command, args] = packCommand(p.name);
+    await run(command, [...args, '--pack-destination', destination], { cwd: root });
+    p.tarball = path.join(destination, tarballName(p));
     if (!existsSync(p.tarball)) throw new Error(`pnpm pack of ${p.name} wrote no ${path.basename(p.tarball)}`);
   }
   return packages;
@@ -58,7 +69,7 @@ export async function packAll(destination) {
 /** The packages with tarballs already packed into `directory` (to iterate without packing again). */
 export function packedIn(directory) {
   return workspacePackages().map((p) => {
-    const tarball = path.join(directory, `${p.name.replace(/^@/, '').replace('/', '-')}-${p.version}.tgz`);
+    const tarball = path.join(directory, tarballName(p));
     if (!existsSync(tarball)) throw new Error(`no ${path.basename(tarball)} in ${directory}`);
     return { ...p, tarball };
   });

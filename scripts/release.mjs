@@ -18,6 +18,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { npmEnv } from './npm-env.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dryRun = process.argv.includes('--dry-run');
@@ -33,7 +34,7 @@ function pnpmCommand() {
 function run(label, command, args, { cwd = root, quiet = false, env } = {}) {
   if (!quiet) console.log(`\n== ${label}`);
   const started = Date.now();
-  const r = spawnSync(command, args, { cwd, stdio: quiet ? 'pipe' : 'inherit', encoding: 'utf8', env: { ...process.env, ...env } });
+  const r = spawnSync(command, args, { cwd, stdio: quiet ? 'pipe' : 'inherit', encoding: 'utf8', env: npmEnv(env) });
   if (r.status !== 0) throw new Error(`${label} failed (exit ${r.status})${quiet ? `:\n${`${r.stdout ?? ''}${r.stderr ?? ''}`.trim().slice(-3000)}` : ''}`);
   if (quiet) console.log(`${label}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return r.stdout ?? '';
@@ -105,7 +106,7 @@ function packAndCheck(dir, outDir, { only, publish = true } = {}) {
     const file = path.join(outDir, tarball);
     const checked = tarballProblems(file, released);
     // What the registry would be sent, checked by npm itself (it refuses a bad name or version, for example).
-    const published = publish ? spawnSync('npm', ['publish', file, '--dry-run', '--offline', '--access', 'public', '--tag', 'latest'], { encoding: 'utf8' }) : { status: 0 };
+    const published = publish ? spawnSync('npm', ['publish', file, '--dry-run', '--offline', '--access', 'public', '--tag', 'latest'], { encoding: 'utf8', env: npmEnv() }) : { status: 0 };
     if (published.status !== 0) checked.problems.push(`npm publish --dry-run refused it: ${(published.stderr || published.stdout).trim().split('\n').slice(-3).join(' ')}`);
     results.push({ name: pkg.name, version: pkg.version, tarball: file, ...checked });
   }
@@ -241,7 +242,7 @@ async function release() {
   pnpm('changeset publish', ['exec', 'changeset', 'publish']);
   // changeset publish works in parallel: if it stopped part-way, a server may be on npm before the
   // shared version it names. Say so; running pnpm release again publishes what is missing.
-  const missing = [...released].filter(([name, version]) => spawnSync('npm', ['view', `${name}@${version}`, 'version'], { encoding: 'utf8' }).stdout.trim() !== version);
+  const missing = [...released].filter(([name, version]) => spawnSync('npm', ['view', `${name}@${version}`, 'version'], { encoding: 'utf8', env: npmEnv() }).stdout.trim() !== version);
   if (missing.length) throw new Error(`not on npm after publishing: ${missing.map(([n, v]) => `${n}@${v}`).join(', ')}. Run pnpm release again to publish them.`);
   console.log('\nreleased; push the commit and its tags (git push --follow-tags).');
 }

@@ -13,19 +13,27 @@
 // Last, every config snippet of the READMEs (the json blocks for Claude Desktop, VS Code and Cursor,
 // and the MCP Inspector command) is parsed and the command it holds is run the same way, with the
 // user's paths, URLs and tokens replaced by the run's own: a README cannot drift from a working
-// command. Needs PostgreSQL at TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test)
-// and git. Ends with "smoke: N passed, N failed"; exits 1 on any failure. --keep leaves the
-// temporary directory in place; --pack-into DIR packs into DIR and leaves the tarballs there;
-// --tarballs DIR uses tarballs packed before instead of packing (CI's Node 22 and 24 runs).
+// command. So are the shell lines that work before the packages are published ("Not on npm yet"):
+// `node /path/to/suite/servers/<name>/dist/index.js ...` runs the workspace's build; a block's
+// `npx -y pnpm@10 --filter <package> pack` must be the command this run packed with, its
+// `npm install /path/to/suite/<tarball>` must name the tarball that wrote, which is then installed
+// alone into an empty project (with every other tarball where it has dependencies), and its
+// `npx mcp-server-<name> ...` runs there. And `npm pack --dry-run` in one server package, with no
+// pnpm on PATH, must succeed: its prepack builds through npx (not with --tarballs). Needs PostgreSQL
+// at TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test) and git. Ends with
+// "smoke: N passed, N failed"; exits 1 on any failure. --keep leaves the temporary directory in
+// place; --pack-into DIR packs into DIR and leaves the tarballs there; --tarballs DIR uses
+// tarballs packed before instead of packing (CI's Node 22 and 24 runs).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { build } from 'esbuild';
-import { installFootprint, installTarballs, packAll, packedIn, readTarball, root } from './packed.mjs';
+import { npmEnv } from './npm-env.mjs';
+import { installFootprint, installTarballs, packAll, packCommand, packedIn, readTarball, root, run, tarballName } from './packed.mjs';
 import { assert, packedServers } from './packed-servers.mjs';
 
 const keep = process.argv.includes('--keep');
@@ -78,8 +86,8 @@ function runToEnd(command, args, env) {
 }
 
 /** Connects an SDK client over stdio, calls `use(client)`, and closes. */
-async function session(command, args, env, use) {
-  const transport = new StdioClientTransport({ command, args, cwd: installDir, env, stderr: 'pipe' });
+async function session(command, args, env, use, cwd = installDir) {
+  const transport = new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d) => (stderr += d));
   const client = new Client({ name: 'suite-smoke', version: '1.0.0' }, { capabilities: {} });
@@ -201,9 +209,34 @@ function clientOf(heading) {
   return 'other';
 }
 
-/** The server entries of a README: json config blocks and Inspector command lines. */
+/**
+ * The commands of a shell line: `a && b`, a trailing `# comment` dropped, each with its leading
+ * VAR=value assignments as its environment.
+ */
+function shellCommands(line) {
+  return line
+    .replace(/\s+#.*$/, '')
+    .split('&&')
+    .map((part) => {
+      const words = part.trim().split(/\s+/).filter(Boolean);
+      const env = {};
+      while (words.length > 1 && /^[A-Za-z_]\w*=/.test(words[0])) {
+        const [k, ...v] = words.shift().split('=');
+        env[k] = v.join('=');
+      }
+      return { words, env };
+    })
+    .filter((c) => c.words.length > 0);
+}
+
+/**
+ * The server entries of a README: json config blocks, Inspector command lines and the shell lines
+ * of "Not on npm yet" (a clone's bin run with node, an installed package's bin run with npx); and
+ * the recipes of those blocks (a pack command and the npm install of its tarball).
+ */
 function snippetsOf(readme) {
   const snippets = [];
+  const recipes = [];
   for (const block of fencedBlocks(readFileSync(path.join(root, readme), 'utf8'))) {
     const where = `${readme}:${block.line}`;
     if (block.lang === 'json') {
@@ -221,6 +254,17 @@ function snippetsOf(readme) {
       }
     }
     if (block.lang === 'sh' || block.lang === 'bash') {
+      const recipe = { where };
+      for (const { words, env } of block.text.split('\n').flatMap(shellCommands)) {
+        if (words[0] === 'npx' && words[1] === '-y' && /^pnpm@/.test(words[2] ?? '') && words.includes('--filter') && words.at(-1) === 'pack') recipe.pack = words;
+        else if (words[0] === 'npm' && words[1] === 'install' && words.at(-1).endsWith('.tgz')) recipe.install = words.at(-1);
+        else if (words[0] === 'node' && /^\/path\/to\/suite\/servers\//.test(words[1] ?? '')) {
+          snippets.push({ where: `${where} node`, client: 'shell', format: 'command line', inputs: [], command: 'node', args: words.slice(1), env });
+        } else if (words[0] === 'npx' && /^mcp-server-/.test(words[1] ?? '')) {
+          snippets.push({ where: `${where} ${words[1]}`, client: 'shell', format: 'command line', inputs: [], command: 'npx', args: words.slice(1), env, recipe });
+        }
+      }
+      if (recipe.pack || recipe.install) recipes.push(recipe);
       for (const line of block.text.split('\n')) {
         const m = /^npx (?:-y )?@modelcontextprotocol\/inspector\s+(.*)$/.exec(line.trim());
         if (!m) continue;
@@ -239,7 +283,62 @@ function snippetsOf(readme) {
       }
     }
   }
-  return snippets;
+  return { snippets, recipes };
+}
+
+/** Installed projects of the README recipes, by package: one npm install of each tarball alone. */
+const recipeInstalls = new Map();
+
+/**
+ * A README's "pack, then npm install" block, checked against this run: the pack command is the one
+ * the run packed with, the tarball named is the one it wrote (at the root of the clone), and that
+ * tarball installs alone into an empty project. A package with dependencies (sqlite's better-sqlite3,
+ * compiled from source here) is not installed a second time: its bin runs where every tarball was
+ * installed together. Sets recipe.dir, where the block's `npx mcp-server-<name>` lines run.
+ */
+async function checkRecipe(recipe, packages) {
+  assert(recipe.pack, `npm install ${recipe.install} with no pack command before it in the block`);
+  assert(recipe.install, `${recipe.pack.join(' ')} with no npm install of its tarball in the block`);
+  const filter = recipe.pack[recipe.pack.indexOf('--filter') + 1];
+  const server = packages.find((p) => p.name === filter);
+  assert(server, `--filter ${filter} names no package of the suite`);
+  const [command, args] = packCommand(server.name);
+  assert(recipe.pack.join(' ') === [command, ...args].join(' '), `"${recipe.pack.join(' ')}" is not the command this run packs with: ${[command, ...args].join(' ')}`);
+  assert(recipe.install === `/path/to/suite/${tarballName(server)}`, `npm install ${recipe.install}: pnpm pack writes ${tarballName(server)} in the directory it runs in, /path/to/suite`);
+  if (Object.keys(server.manifest.dependencies ?? {}).length > 0) recipe.dir = installDir;
+  else {
+    if (!recipeInstalls.has(server.name)) {
+      const dir = path.join(work, `readme-install-${recipeInstalls.size}`);
+      await installTarballs(dir, [server.tarball]);
+      recipeInstalls.set(server.name, dir);
+    }
+    recipe.dir = recipeInstalls.get(server.name);
+  }
+}
+
+/**
+ * `npm pack --dry-run` in a package, as someone who has only npm runs it: PATH without any
+ * directory that holds pnpm (node, npm and npx linked into one of their own) and no npm_* variable
+ * of the pnpm running this script. Its prepack builds the package (through npx -y pnpm@10).
+ */
+async function npmPackWithoutPnpm(p) {
+  const bin = path.join(work, 'npm-only-bin');
+  mkdirSync(bin, { recursive: true });
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  const find = (tool) => dirs.map((d) => path.join(d, tool)).find((f) => existsSync(f));
+  for (const tool of ['npm', 'npx']) {
+    const found = find(tool);
+    assert(found, `no ${tool} on PATH`);
+    symlinkSync(found, path.join(bin, tool));
+  }
+  symlinkSync(process.execPath, path.join(bin, 'node'));
+  const PATH = [bin, ...dirs.filter((d) => !existsSync(path.join(d, 'pnpm')) && !existsSync(path.join(d, 'pnpm.cmd')))].join(path.delimiter);
+  const env = { ...Object.fromEntries(Object.entries(npmEnv()).filter(([k]) => !/^npm_(?!config_)/i.test(k))), PATH };
+  const pnpmFound = await run('sh', ['-c', 'command -v pnpm || true'], { env });
+  assert(pnpmFound.trim() === '', `pnpm is still on the PATH made without it: ${pnpmFound.trim()}`);
+  const output = await run('npm', ['pack', '--dry-run'], { cwd: p.dir, env });
+  assert(output.includes(tarballName(p)), `npm pack --dry-run did not name ${tarballName(p)}:\n${output.slice(-2000)}`);
+  assert(/prepack/.test(output), `npm pack --dry-run ran no prepack:\n${output.slice(-2000)}`);
 }
 
 let fixtureCount = 0;
@@ -251,7 +350,13 @@ async function resolveSnippet(snippet, packages) {
   const args = [...(snippet.args ?? [])];
   let server;
   let command = snippet.command;
-  if (command === 'npx') {
+  let first = 1;
+  if (command === 'npx' && /^mcp-server-/.test(args[0] ?? '')) {
+    // An installed package's bin (the READMEs' "Not on npm yet"): npx finds it in the project it was installed in.
+    server = packages.find((p) => Object.keys(p.manifest.bin ?? {}).includes(args[0]));
+    assert(server, `${args[0]} is the bin of no server of the suite`);
+  } else if (command === 'npx') {
+    first = 2;
     assert(args[0] === '-y', `npx without -y stops to ask before installing: ${args.join(' ')}`);
     server = packages.find((p) => p.name === args[1]);
     assert(server, `${args[1]} is not a package of the suite`);
@@ -278,7 +383,6 @@ async function resolveSnippet(snippet, packages) {
     }
     return value;
   };
-  const first = command === 'npx' ? 2 : 1;
   for (let i = first; i < args.length; i++) args[i] = await substitute(args[i]);
   const env = {};
   for (const [k, v] of Object.entries(snippet.env ?? {})) env[k] = await substitute(v);
@@ -294,7 +398,7 @@ async function resolveSnippet(snippet, packages) {
   return { command, args, env, kind, spec, server };
 }
 
-/** Whether the package claims the running Node.js in its `engines` ("20 || 22 || 24": whole major lines). */
+/** Whether the package claims the running Node.js in its `engines` ("20 || 22 || 24 || 26": whole major lines). */
 function claimsThisNode(manifest) {
   const major = process.versions.node.split('.')[0];
   return (manifest.engines?.node ?? '').split('||').some((range) => range.trim() === major);
@@ -324,6 +428,11 @@ try {
     });
   }
 
+  // Beside the install (it rebuilds the package and shared in the workspace, which nothing reads
+  // until the services start). Not on the runs that reuse tarballs: packing is not a Node.js matter.
+  const npmOnly = packages.find((p) => p.rel === 'servers/filesystem') ?? packages.find((p) => p.rel.startsWith('servers/'));
+  const npmPacked = tarballsDir ? undefined : check(`${npmOnly.name}: npm pack --dry-run with no pnpm on PATH succeeds (its prepack builds through npx -y pnpm@10)`, () => npmPackWithoutPnpm(npmOnly));
+
   log('== npm install of every tarball together, in an empty directory outside the workspace');
   const install = await installTarballs(installDir, packages.map((p) => p.tarball));
   const footprint = await installFootprint(installDir);
@@ -333,6 +442,7 @@ try {
     await check(`${p.name}: every import of its installed files resolves (nothing that only resolves inside the workspace)`, () => checkImports(p));
   }
 
+  await npmPacked;
   await kit.start();
 
   const servers = packages.filter((p) => p.rel.startsWith('servers/'));
@@ -374,8 +484,11 @@ try {
   log('== the config snippets of the READMEs, run as written (with this run\'s paths, URLs and tokens)');
   const readmes = ['README.md', ...servers.map((s) => `${s.rel}/README.md`)];
   for (const readme of readmes) {
-    const snippets = snippetsOf(readme);
+    const { snippets, recipes } = snippetsOf(readme);
     const server = servers.find((s) => readme === `${s.rel}/README.md`);
+    for (const recipe of recipes) {
+      await check(`${recipe.where}: ${recipe.pack?.join(' ')}, then npm install ${recipe.install} (into an empty project)`, () => checkRecipe(recipe, servers));
+    }
     await check(`${readme}: has a tested entry for Claude Desktop, VS Code, Cursor and the MCP Inspector`, () => {
       const clients = new Set(snippets.map((s) => s.client));
       const missing = ['Claude Desktop', 'VS Code', 'Cursor', 'MCP Inspector'].filter((c) => !clients.has(c));
@@ -390,7 +503,8 @@ try {
       await check(`${snippet.where} (${snippet.client}): ${[snippet.command, ...(snippet.args ?? [])].join(' ')}`, async () => {
         const resolved = await resolveSnippet(snippet, servers);
         if (!claimsThisNode(resolved.server.manifest)) return log(`        (not run: ${resolved.server.name} does not claim node ${process.version})`);
-        await session(resolved.command, resolved.args, clientEnv(resolved.env), (client) => resolved.spec.probe(client));
+        if (snippet.recipe) assert(snippet.recipe.dir, `${snippet.recipe.where}: the pack and npm install of the block did not succeed`);
+        await session(resolved.command, resolved.args, clientEnv(resolved.env), (client) => resolved.spec.probe(client), snippet.recipe?.dir ?? installDir);
       });
     }
   }

@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
-import { buildBeforeTests } from '@suite/shared/vitest';
+import { buildBeforeTests, quietTestLogs, suiteTestDefaults } from '@suite/shared/vitest';
 
 export default defineConfig({
   test: {
+    ...suiteTestDefaults,
     // Some tests run the built bin: build it from the current sources first, as `pnpm build` does.
     globalSetup: [buildBeforeTests],
+    setupFiles: [quietTestLogs],
   },
 });

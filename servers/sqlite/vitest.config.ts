@@ -1,11 +1,9 @@
 import { defineConfig } from 'vitest/config';
-import { buildBeforeTests } from '@suite/shared/vitest';
+import { buildBeforeTests, suiteTestDefaults } from '@suite/shared/vitest';
 
 export default defineConfig({
   test: {
-    // Generous limits: the suite must pass on a loaded 2-core machine; no test asserts on speed.
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    ...suiteTestDefaults,
     globalSetup: [buildBeforeTests],
     env: { SUITE_LOG_LEVEL: 'emergency' },
   },

@@ -100,15 +100,33 @@ function selectionFlags(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'wri
   if (spec.toolsets?.length) {
     const names = spec.toolsets.map((t) => t.name).join(', ');
     const defaults = spec.toolsets.filter((t) => t.default).map((t) => t.name).join(', ');
-    flags.toolsets = {
-      type: 'string',
-      valueName: 'LIST',
-      description: `Comma-separated toolsets to enable: ${names}; all (every toolset); default (${defaults || 'none'}, what is on without this flag)${env('TOOLSETS')}.`,
-    };
+    flags.toolsets = { type: 'string', valueName: 'LIST', description: `Comma-separated toolsets to enable: ${names}, all, default (without the flag: ${defaults || 'none'})${env('TOOLSETS')}.` };
     flags.tools = { type: 'string', valueName: 'LIST', description: `Comma-separated single tools to enable, on top of --toolsets${env('TOOLS')}.` };
     flags['dynamic-toolsets'] = { type: 'boolean', description: `Start with only the toolset meta-tools; the model enables toolsets as it needs them${env('DYNAMIC_TOOLSETS=1')}.` };
   }
   return flags;
+}
+
+/**
+ * The variables `envPrefix` makes the parser read, for the Environment section of --help: each one a
+ * line of its own unless the server's own `environment` entries already name it.
+ */
+export function selectionEnvironment(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'writes' | 'toolsets' | 'envPrefix' | 'environment'>): { name: string; description: string }[] {
+  if (!spec.envPrefix) return [];
+  const named = new Set((spec.environment ?? []).flatMap((e) => e.name.split(/[\s,]+/)));
+  const variables: { name: string; description: string }[] = [];
+  const add = (suffix: string, description: string): void => {
+    const name = `${spec.envPrefix}_${suffix}`;
+    if (!named.has(name)) variables.push({ name, description });
+  };
+  if (spec.writes === 'writes') add('READ_ONLY', 'Set to 1 for --read-only.');
+  if (spec.writes === 'read-only') add('ALLOW_WRITE', 'Set to 1 for --allow-write.');
+  if (spec.toolsets?.length) {
+    add('TOOLSETS', 'As --toolsets.');
+    add('TOOLS', 'As --tools.');
+    add('DYNAMIC_TOOLSETS', 'Set to 1 for --dynamic-toolsets.');
+  }
+  return variables;
 }
 
 /** A comma-separated list; an empty value counts as not given (an env var set to "" in a client config). */
@@ -174,8 +192,9 @@ export function helpText<F extends Record<string, FlagSpec>>(spec: ServerCliSpec
       .filter(([n]) => !(spec.sessionCredentials && n === 'auth-token'))
       .map(([n, f]) => line(n, f)),
   ];
-  if (spec.environment?.length) {
-    parts.push('', 'Environment:', ...spec.environment.map((e) => `  ${e.name.padEnd(34)} ${e.description}`));
+  const environment = [...(spec.environment ?? []), ...selectionEnvironment(spec)];
+  if (environment.length > 0) {
+    parts.push('', 'Environment:', ...environment.map((e) => `  ${e.name.padEnd(34)} ${e.description}`));
   }
   if (spec.examples?.length) parts.push('', 'Examples:', ...spec.examples.map((e) => `  ${e}`));
   return parts.join('\n') + '\n';

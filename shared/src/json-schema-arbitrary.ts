@@ -248,7 +248,7 @@ class Builder {
     for (const [key, raw] of Object.entries(properties)) {
       const property = this.resolve(schemaAt(raw) ?? {}, 0);
       for (const [value, why] of violationsOf(property)) {
-        // runTool treats an optional top-level argument sent as null as absent (clients of the archived servers send it).
+        // A top-level optional argument given as null counts as absent (runTool drops it), so it is valid.
         if (value === null && !required.includes(key)) continue;
         wrongs.push({ key, value, why: `"${key}" ${why}` });
       }

@@ -352,10 +352,27 @@ export async function spawnServer(binPath: string, args: string[] = [], options:
     await client.close();
   }) as SpawnedSession;
   bind(session);
-  await client.connect(transport);
+  await client.connect(oneWriteAtATime(transport));
   session.stderr = () => stderr;
   Object.defineProperty(session, 'pid', { get: () => transport.pid ?? undefined });
   return session;
+}
+
+/**
+ * The transport with its sends queued, one after another. The SDK's stdio client waits for `drain`
+ * with a listener per write that found the pipe full, so 1,000 calls sent at once add hundreds of
+ * listeners to the child's stdin and Node prints a MaxListenersExceededWarning in the test process;
+ * queued, at most one waits. The order of the messages is the order of the calls either way.
+ */
+function oneWriteAtATime<T extends Transport>(transport: T): T {
+  const send = transport.send.bind(transport);
+  let previous: Promise<unknown> = Promise.resolve();
+  transport.send = (...args: Parameters<Transport['send']>) => {
+    const sent = previous.then(() => send(...args));
+    previous = sent.catch(() => undefined);
+    return sent;
+  };
+  return transport;
 }
 
 /**

@@ -251,15 +251,26 @@ describe('stdio transport: malformed input', () => {
 });
 
 describe('stdio transport: writing under load', () => {
-  it('answers 1,000 concurrent calls without a MaxListenersExceededWarning', async () => {
-    const session = await spawnProbe();
-    // Answers of a few KiB each: together far more than the pipe holds, so stdout fills and must drain.
-    const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => session.callTool('fill', { bytes: 4096 + i })));
-    expect(answers.map((a) => a.text.length)).toEqual(Array.from({ length: 1000 }, (_, i) => 4096 + i));
-    // Warnings are printed asynchronously: give one a moment to arrive.
-    await new Promise((r) => setTimeout(r, 200));
-    expect(session.stderr()).not.toContain('MaxListenersExceededWarning');
-    expect(session.stderr()).not.toContain('Warning');
+  it('answers 1,000 concurrent calls without a MaxListenersExceededWarning, in the server or in the client', async () => {
+    // The client side is the test process: the kit's stdio client must not pile up drain listeners either.
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const session = await spawnProbe();
+      // Answers of a few KiB each, and calls of 16 KiB each: together far more than a pipe holds, so
+      // both the server's stdout and its stdin (the client's writes) fill and must drain.
+      const padding = 'x'.repeat(16 * 1024);
+      const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => session.callTool('fill', { bytes: 4096 + i, padding })));
+      expect(answers.map((a) => a.text.length)).toEqual(Array.from({ length: 1000 }, (_, i) => 4096 + i));
+      // Warnings are printed asynchronously: give one a moment to arrive.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(session.stderr()).not.toContain('MaxListenersExceededWarning');
+      expect(session.stderr()).not.toContain('Warning');
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   }, 60_000);
 });
 

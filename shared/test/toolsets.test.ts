@@ -156,10 +156,33 @@ describe('selection flags, parsed once by the CLI', () => {
     const help = run(['--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/--read-only +Register no tool that writes \(or PROBE_READ_ONLY=1\)/);
-    expect(help.stdout).toMatch(/--toolsets <LIST> +Comma-separated toolsets to enable: files, admin; all \(every toolset\); default \(files, what is on without this flag\) \(or PROBE_TOOLSETS\)/);
+    expect(help.stdout).toMatch(/--toolsets <LIST> +Comma-separated toolsets to enable: files, admin, all, default \(without the flag: files\) \(or PROBE_TOOLSETS\)/);
     expect(help.stdout).toContain('--tools <LIST>');
     expect(help.stdout).toContain('--dynamic-toolsets');
     expect(help.stdout).toContain('--max-sessions <N>');
+    // Every variable the parser reads has a line of its own under Environment.
+    const environment = help.stdout.split('\nEnvironment:\n')[1]?.split('\n\n')[0] ?? '';
+    for (const name of ['PROBE_READ_ONLY', 'PROBE_TOOLSETS', 'PROBE_TOOLS', 'PROBE_DYNAMIC_TOOLSETS']) {
+      expect(environment).toMatch(new RegExp(`^  ${name} `, 'm'));
+    }
+  });
+
+  it('accepts every flag and toolset name its --help lists (all and default included)', () => {
+    const help = run(['--help']).stdout;
+    const options = help.split('\nOptions:\n')[1]!.split('\n\n')[0]!;
+    const flags = [...options.matchAll(/^ +(?:-\w, )?--([\w-]+)( <\w+>)?/gm)].map((m) => ({ name: m[1]!, takesValue: m[2] !== undefined }));
+    expect(flags.length).toBeGreaterThan(10);
+    const sample: Record<string, string> = { toolsets: 'all', tools: 'read_file', 'log-level': 'error', port: '0', host: '127.0.0.1' };
+    // One run with every flag: the parser refuses an unknown one with exit 2 before --version answers.
+    const args = flags.filter((f) => !['help', 'version'].includes(f.name)).flatMap((f) => [`--${f.name}`, ...(f.takesValue ? [sample[f.name] ?? '1'] : [])]);
+    const all = run([...args, '--version']);
+    expect(all.status, `${args.join(' ')}: ${all.stderr}`).toBe(0);
+    expect(run(['--no-such-flag', '--version']).status).toBe(2);
+    // Toolset names are checked after parsing: each value --help offers starts a server.
+    for (const toolsets of ['all', 'default', 'default,admin']) {
+      const r = run(['--toolsets', toolsets]);
+      expect(r.status, `${toolsets}: ${r.stderr}`).toBe(0);
+    }
   });
 
   it('refuses an unknown toolset or tool with a usage error (exit 2), over stdio and HTTP', () => {

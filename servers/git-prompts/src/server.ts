@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type ChangeHub, type ChangeSource, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { SuiteServer, toolList, type AnyToolDefinition, type ChangeHub, type ChangeSource, type SessionInfo, type ToolSelection } from '@suite/shared';
 import { TOOLSETS } from './config.js';
 import { changelogPrompt } from './prompts/changelog.js';
 import { explainCodePrompt } from './prompts/explain-code.js';
@@ -21,6 +21,7 @@ import { gitLog } from './tools/log.js';
 import { gitShow } from './tools/show.js';
 import { gitAdd, gitReset } from './tools/stage.js';
 import { gitStatus } from './tools/status.js';
+import { safePrompt, safeTemplate, safeTool } from './terminal.js';
 import { Workspace } from './workspace.js';
 
 export type { GitPromptsConfig, DiffBudget } from './config.js';
@@ -33,23 +34,26 @@ export const VERSION = pkg.version;
 /**
  * Every tool, built once per workspace and shared by all sessions. The write tools are always in
  * the list: read-only mode (the default; --allow-write lifts it) removes them, as it removes every
- * tool whose readOnlyHint is false.
+ * tool whose readOnlyHint is false. Every answer's text reaches clients with terminal controls
+ * escaped (terminal.ts).
  */
-const tools = toolList<Workspace>([
-  gitStatus,
-  gitDiffUnstaged,
-  gitDiffStaged,
-  gitDiff,
-  gitLog,
-  gitShow,
-  gitBranch,
-  draftCommitMessage,
-  gitAdd,
-  gitReset,
-  gitCommit,
-  gitCreateBranch,
-  gitCheckout,
-]);
+const tools = toolList<Workspace>(
+  [
+    gitStatus,
+    gitDiffUnstaged,
+    gitDiffStaged,
+    gitDiff,
+    gitLog,
+    gitShow,
+    gitBranch,
+    draftCommitMessage,
+    gitAdd,
+    gitReset,
+    gitCommit,
+    gitCreateBranch,
+    gitCheckout,
+  ].map((make) => safeTool(make as (ws: Workspace) => AnyToolDefinition)),
+);
 
 const INSTRUCTIONS = `Works with the git repositories the user allowed (command-line paths or client roots).
 Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code) attach
@@ -67,16 +71,16 @@ function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] 
   let built = builtRegistrations.get(workspace);
   if (!built) {
     const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logRangeResource, compareResource, showResource, fileResource].map(
-      (make) => make(workspace),
+      (make) => safeTemplate(make(workspace)),
     );
     // Each prompt keeps its own argument type, so each gets its own registering closure.
     const [commit, explain, review, pr, summarize, changelog] = [
-      gitCommitPrompt(workspace),
-      explainCodePrompt(workspace),
-      reviewChangesPrompt(workspace),
-      prDescriptionPrompt(workspace),
-      summarizeChangesPrompt(workspace),
-      changelogPrompt(workspace),
+      safePrompt(gitCommitPrompt(workspace)),
+      safePrompt(explainCodePrompt(workspace)),
+      safePrompt(reviewChangesPrompt(workspace)),
+      safePrompt(prDescriptionPrompt(workspace)),
+      safePrompt(summarizeChangesPrompt(workspace)),
+      safePrompt(changelogPrompt(workspace)),
     ] as const;
     built = [
       ...templates.map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),

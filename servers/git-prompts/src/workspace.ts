@@ -161,10 +161,19 @@ export class Workspace {
         'This repository keeps its git data outside the allowed directories (a .git file pointing elsewhere, a linked worktree or a submodule). Allow the directory that holds its git data too.',
       );
     }
+    // An alternate object store outside the roots would let a short hash prefix read another repository's objects.
+    if (opened.discovery.unreadableStores) {
+      throw ToolError.accessDenied('This repository names its alternate object stores in a file that cannot be read (objects/info/alternates is not a regular file), so what it reads cannot be checked. Fix or remove that file.');
+    }
+    if (!opened.discovery.objectStores.every(inside)) {
+      throw ToolError.accessDenied(
+        "This repository reads objects from a store outside the allowed directories (objects/info/alternates, or an objects directory that is a symlink), so it could show another repository's content. Allow that directory too, or make the repository self-contained (git repack -a -d, then remove objects/info/alternates).",
+      );
+    }
     const label = name ?? listing.find((l) => l.path === top)?.name ?? uriName(path.basename(top));
     let repo = opened.byName.get(label);
     if (!repo) {
-      repo = new GitRepository(label, top, gitDir, commonDir, opened.discovery.config, this.settings);
+      repo = new GitRepository(label, top, gitDir, commonDir, opened.discovery.config, opened.discovery.other, this.settings);
       opened.byName.set(label, repo);
     }
     return repo;
@@ -208,7 +217,16 @@ function uriName(name: string): string {
  * any of them means discovering again, so an edited configuration is never served stale.
  */
 function signatureOf(dir: string, discovery: Discovery): string {
-  const files = new Set([dir, path.join(discovery.top, '.git'), path.join(discovery.gitDir, 'config'), path.join(discovery.commonDir, 'config'), path.join(discovery.gitDir, 'config.worktree')]);
+  const files = new Set([
+    dir,
+    path.join(discovery.top, '.git'),
+    path.join(discovery.gitDir, 'config'),
+    path.join(discovery.commonDir, 'config'),
+    path.join(discovery.gitDir, 'config.worktree'),
+    path.join(discovery.commonDir, 'worktrees'),
+    ...discovery.otherFiles,
+    ...discovery.objectStoreFiles,
+  ]);
   for (const entry of discovery.config) {
     const origin = entry.origin.startsWith('file:') ? path.resolve(discovery.top, entry.origin.slice(5)) : undefined;
     if (origin) files.add(origin);

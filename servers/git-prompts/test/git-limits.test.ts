@@ -31,12 +31,21 @@ function processesIn(dir: string): string[] {
 const gitRunning = (dir: string) => (): boolean => processesIn(dir).some((p) => p.endsWith(' git'));
 
 /**
- * A FIFO where git reads its list of alternate object stores: every command that reads an object
- * (log, status, diff) blocks opening it, as on a hung network filesystem, while discovery (which
- * reads no object) still works. The include.path variant blocks discovery itself.
+ * A FIFO in place of the HEAD commit's object: every command that reads it (log, status, diff)
+ * blocks opening it, as on a hung network filesystem, while discovery (which reads no object)
+ * still works. The include.path variant blocks discovery itself. (An alternates file that is a FIFO
+ * is refused before git runs: see the object-store check.) Returns what puts the object back.
  */
-function hangObjectReads(repo: string): void {
-  execFileSync('mkfifo', [path.join(repo, '.git', 'objects', 'info', 'alternates')]);
+function hangObjectReads(repo: string): () => void {
+  const oid = git(repo, ['rev-parse', 'HEAD']).trim();
+  const file = path.join(repo, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+  const content = readFileSync(file);
+  rmSync(file);
+  execFileSync('mkfifo', [file]);
+  return () => {
+    rmSync(file);
+    writeFileSync(file, content);
+  };
 }
 function hangConfigReads(repo: string): void {
   execFileSync('mkfifo', [path.join(repo, '.git', 'hang')]);
@@ -62,7 +71,7 @@ describe('git time limit, cancellation and output cap', () => {
   });
 
   it('stops a git that hangs at the --timeout limit, says so, leaves no git running, and serves on', async () => {
-    hangObjectReads(repo);
+    const release = hangObjectReads(repo);
     session = await spawnServer(BIN, ['--timeout', '1', repo]);
     const log = await session.callTool('git_log');
     expect(log).toMatchObject({
@@ -77,7 +86,7 @@ describe('git time limit, cancellation and output cap', () => {
     // other, started at the same moment with the same 1 s limit, is stopped at its own.
     await waitUntil(() => processesIn(repo).length === 0, { what: 'the prompt\'s second git call to be stopped too', timeoutMs: 10_000 });
     // Nothing stays stuck: once the repository is readable again, so are the answers.
-    rmSync(path.join(repo, '.git', 'objects', 'info', 'alternates'));
+    release();
     expect(await session.callTool('git_log')).toMatchObject({ isError: false, text: expect.stringContaining('Initial commit') });
   }, 60_000);
 
@@ -91,7 +100,7 @@ describe('git time limit, cancellation and output cap', () => {
   it('stops git when the tool call is cancelled', async () => {
     session = await open([repo]);
     expect((await session.callTool('git_status')).isError).toBe(false);
-    hangObjectReads(repo);
+    const release = hangObjectReads(repo);
     const controller = new AbortController();
     const call = session.callTool('git_log', {}, { signal: controller.signal });
     call.catch(() => undefined);
@@ -100,7 +109,7 @@ describe('git time limit, cancellation and output cap', () => {
     await expect(call).rejects.toThrow();
     // The server's time limit is 30 s: git going away now is the cancellation's doing.
     await waitUntil(() => processesIn(repo).length === 0, { what: 'no git left after the cancellation', timeoutMs: 10_000 });
-    rmSync(path.join(repo, '.git', 'objects', 'info', 'alternates'));
+    release();
     expect((await session.callTool('git_log')).isError).toBe(false);
   }, 60_000);
 

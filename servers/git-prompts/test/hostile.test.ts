@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir, protocolError, spawnServer, type TestSession } from '@suite/shared/testing';
@@ -60,9 +60,26 @@ async function readEverything(session: TestSession): Promise<void> {
   ] as const) {
     await session.getPrompt(name, args as Record<string, string>);
   }
-  await session.complete({ prompt: 'review-changes' }, 'base', 'ma');
-  await session.complete({ prompt: 'explain-code' }, 'code', 'src/');
-  await session.complete({ prompt: 'git-commit' }, 'repo', 'h');
+  for (const [prompt, argument, value] of [
+    ['review-changes', 'base', 'ma'],
+    ['pr-description', 'base', ''],
+    ['summarize-changes', 'range', 'main..'],
+    ['changelog', 'from', ''],
+    ['explain-code', 'code', 'src/'],
+    ['explain-code', 'code', 's'],
+    ['git-commit', 'repo', 'h'],
+  ] as const) {
+    await session.complete({ prompt }, argument, value);
+  }
+  for (const [uri, argument, value] of [
+    ['git://{repo}/show/{rev}', 'rev', 'HEAD'],
+    ['git://{repo}/compare/{range}', 'range', 'main...'],
+    ['git://{repo}/log/{range}', 'range', ''],
+    ['git://{repo}/file/{path}', 'path', 'su'],
+    ['git://{repo}/status', 'repo', ''],
+  ] as const) {
+    await session.complete({ template: uri }, argument, value);
+  }
 }
 
 describe('a hostile repository cannot run a program', () => {
@@ -88,7 +105,8 @@ describe('a hostile repository cannot run a program', () => {
     plainGit(hostile.repo, ['add', 'src/app.txt', 'data.proc']);
     plainGit(hostile.repo, ['commit', '-m', 'x']);
     const ran = hostile.ran();
-    for (const program of ['fsmonitor', 'diff-driver-command', 'textconv', 'gpg-program', 'filter-clean', 'filter-process', 'hook:pre-commit', 'hook:commit-msg', 'hook:post-index-change']) {
+    plainGit(hostile.repo, ['add', '.']);
+    for (const program of ['fsmonitor', 'diff-driver-command', 'textconv', 'gpg-program', 'filter-clean', 'filter-process', 'hook:pre-commit', 'hook:commit-msg', 'hook:post-index-change', 'sub-filter-clean', 'vendored-filter-clean', 'filter-clean-worktree']) {
       expect(ran, `plain git should have run ${program}`).toContain(program);
     }
   });
@@ -99,28 +117,42 @@ describe('a hostile repository cannot run a program', () => {
     expect(hostile.ran()).toBe('');
   });
 
-  it('runs nothing with --allow-write: add, reset, commit (no hooks, not signed), branch, checkout', async () => {
+  it('runs nothing with --allow-write: add, reset, commit (no hooks, not signed), branch, checkout, submodules and all', async () => {
     session = await open([base], { allowWrite: true });
     await readEverything(session);
-    const steps: [string, Record<string, unknown>][] = [
+    const call = async (name: string, args: Record<string, unknown>): Promise<void> => {
+      const out = await session!.callTool(name, args);
+      expect(out.isError, `${name}: ${out.text}`).toBe(false);
+    };
+    for (const [name, args] of [
       ['git_add', { files: ['src/app.txt', 'data.proc', 'new.txt'] }],
       ['git_reset', { files: ['new.txt'] }],
       ['git_reset', {}],
+      // The submodule and the embedded repository, by name and through ".": git add would start a git inside each.
+      ['git_add', { files: ['sub'] }],
+      ['git_add', { files: ['vendored', 'notes.wt', 'later.ob'] }],
+      ['git_reset', { files: ['sub', 'vendored'] }],
       ['git_add', { files: ['.'] }],
       ['git_commit', { message: 'Work in the hostile repository' }],
-      ['git_create_branch', { branch_name: 'older', base_branch: 'HEAD~2' }],
+      ['git_create_branch', { branch_name: 'older', base_branch: 'HEAD~1' }],
+      // On "older", the configuration includes one more file (includeIf onbranch) with a filter of its own.
       ['git_checkout', { branch_name: 'older' }],
-      ['git_checkout', { branch_name: 'main' }],
-    ];
-    for (const [name, args] of steps) {
-      const out = await session.callTool(name, args);
-      expect(out.isError, `${name}: ${out.text}`).toBe(false);
+    ] as const) {
+      await call(name, args);
     }
+    writeFileSync(path.join(hostile.repo, 'later.ob'), 'on brunch\n');
+    await readEverything(session);
+    await call('git_add', { files: ['later.ob'] });
+    await call('git_reset', {});
+    writeFileSync(path.join(hostile.repo, 'later.ob'), 'on branch\n');
+    // Leaving "older" writes later.ob of main through the driver of the file "older" includes.
+    await call('git_checkout', { branch_name: 'main' });
     expect(hostile.ran()).toBe('');
     // The commit landed, unsigned (the repository's commit.gpgSign does not count), with the checked-out files intact.
     expect(git(hostile.repo, ['log', '-1', '--format=%s'])).toBe('Work in the hostile repository\n');
     expect(git(hostile.repo, ['cat-file', 'commit', 'HEAD'])).not.toMatch(/gpgsig/);
-    expect(git(hostile.repo, ['status', '--porcelain', '--untracked-files=no'], { env: { GIT_CONFIG_GLOBAL: '/dev/null' } }).trim()).toBe('');
+    expect(git(hostile.repo, ['status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all'], { env: { GIT_CONFIG_GLOBAL: '/dev/null' } }).trim()).toBe('');
+    expect(readFileSync(path.join(hostile.repo, 'later.ob'), 'utf8')).toBe('on branch again\n');
   });
 
   it('runs nothing through the built bin over stdio either (read-only, then --allow-write)', async () => {

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, makeRepo, writeFiles } from './helpers.js';
 
@@ -9,6 +9,22 @@ const HOOKS = [
   'reference-transaction', 'push-to-checkout', 'pre-auto-gc', 'post-rewrite', 'sendemail-validate', 'fsmonitor-watchman', 'p4-changelist',
   'p4-prepare-changelist', 'p4-post-changelist', 'p4-pre-submit', 'post-index-change',
 ];
+
+/**
+ * Appends `key = value` entries to a git configuration file, as `git config key value` would write
+ * them (one git process each would cost more than the rest of the fixture).
+ */
+function appendConfig(file: string, entries: readonly (readonly [string, string])[]): void {
+  const text = entries
+    .map(([key, value]) => {
+      const first = key.indexOf('.');
+      const last = key.lastIndexOf('.');
+      const section = first === last ? key.slice(0, first) : `${key.slice(0, first)} "${key.slice(first + 1, last).replace(/["\\]/g, '\\$&')}"`;
+      return `[${section}]\n\t${key.slice(last + 1)} = "${value.replace(/["\\]/g, '\\$&')}"\n`;
+    })
+    .join('');
+  appendFileSync(file, text);
+}
 
 export interface HostileRepo {
   repo: string;
@@ -34,6 +50,11 @@ export function makeHostileRepo(base: string): HostileRepo {
     return file;
   };
 
+  const commitFiles = (dir: string, files: Record<string, string>, message: string): void => {
+    writeFiles(dir, files);
+    git(dir, ['add', '--', ...Object.keys(files)]);
+    git(dir, ['commit', '--quiet', '--no-verify', '-m', message]);
+  };
   makeRepo(repo, { 'README.md': '# hostile\n', 'src/app.txt': 'one\ntwo\n', 'data.proc': 'processed\n' });
   // A commit with a signature header: with log.showSignature, git would run gpg.program to verify it.
   const head = git(repo, ['rev-parse', 'HEAD']).trim();
@@ -59,6 +80,40 @@ export function makeHostileRepo(base: string): HostileRepo {
   git(repo, ['add', '.gitattributes']);
   git(repo, ['commit', '--quiet', '--no-verify', '-m', 'attributes']);
 
+  commitFiles(repo, { 'notes.wt': 'worktree\n', 'later.ob': 'on branch\n' }, 'files under the worktree and branch drivers');
+
+  // A submodule (its git directory absorbed into .git/modules/sub) and an embedded repository (a gitlink
+  // with its .git inside its directory), each with a configuration of its own that names programs.
+  for (const [name, absorbed] of [['sub', true], ['vendored', false]] as const) {
+    const dir = path.join(repo, name);
+    makeRepo(dir, { 'f.txt': 'one\n', '.gitattributes': `* filter=${name}f diff=${name}d merge=${name}m\n` });
+    if (absorbed) {
+      // What `git submodule add` then `git submodule absorbgitdirs` leave, without their processes.
+      const modules = path.join(repo, '.git', 'modules');
+      mkdirSync(modules, { recursive: true });
+      renameSync(path.join(dir, '.git'), path.join(modules, name));
+      writeFileSync(path.join(dir, '.git'), `gitdir: ../.git/modules/${name}\n`);
+      appendConfig(path.join(modules, name, 'config'), [['core.worktree', `../../../${name}`]]);
+      writeFileSync(path.join(repo, '.gitmodules'), `[submodule "${name}"]\n\tpath = ${name}\n\turl = ./${name}\n`);
+    }
+    const subInclude = path.join(base, `${name}-include.cfg`);
+    writeFileSync(subInclude, `[filter "${name}inc"]\n\tclean = ${script(`${name}-filter-clean-included`)}\n`);
+    appendConfig(path.join(absorbed ? path.join(repo, '.git', 'modules', name) : path.join(dir, '.git'), 'config'), [
+      [`filter.${name}f.clean`, script(`${name}-filter-clean`)],
+      [`filter.${name}f.smudge`, script(`${name}-filter-smudge`)],
+      [`diff.${name}d.textconv`, script(`${name}-textconv`)],
+      [`diff.${name}d.command`, script(`${name}-diff-command`)],
+      [`merge.${name}m.driver`, script(`${name}-merge-driver`)],
+      ['core.fsmonitor', script(`${name}-fsmonitor`)],
+      ['core.pager', script(`${name}-pager`)],
+      ['include.path', subInclude],
+    ]);
+    // Changed at the same size: only the content, through the clean filter, tells whether it differs.
+    writeFileSync(path.join(dir, 'f.txt'), 'two\n');
+  }
+  git(repo, ['add', '.gitmodules', 'sub', 'vendored']);
+  git(repo, ['commit', '--quiet', '--no-verify', '-m', 'submodules']);
+
   // Hooks last: the set-up's own commits above must not run them.
   const hooksPath = path.join(repo, '.hooks');
   for (const dir of [hooksPath, path.join(repo, '.git', 'hooks')]) {
@@ -83,35 +138,58 @@ export function makeHostileRepo(base: string): HostileRepo {
       '',
     ].join('\n'),
   );
-  const set = (key: string, value: string): void => void git(repo, ['config', key, value]);
-  set('core.fsmonitor', script('fsmonitor'));
-  set('core.pager', script('core-pager'));
-  for (const cmd of ['log', 'diff', 'show', 'status', 'branch']) set(`pager.${cmd}`, script(`pager-${cmd}`));
-  set('core.editor', script('core-editor'));
-  set('sequence.editor', script('sequence-editor'));
-  set('core.askPass', script('askpass'));
-  set('core.sshCommand', script('ssh-command'));
-  set('core.gitProxy', script('git-proxy'));
-  set('core.alternateRefsCommand', script('alternate-refs'));
-  set('core.hooksPath', hooksPath);
-  set('diff.external', script('diff-external'));
-  set('diff.evil.textconv', script('textconv'));
-  set('diff.evil.command', script('diff-driver-command'));
-  set('filter.evil.clean', script('filter-clean'));
-  set('filter.evil.smudge', script('filter-smudge'));
-  set('filter.evil.required', 'true');
-  set('filter.proc.process', script('filter-process'));
-  set('merge.evil.driver', script('merge-driver'));
-  set('credential.helper', `!${script('credential-helper')}`);
-  set('protocol.allow', 'always');
-  set('remote.origin.url', `ext::${script('ext-transport')}`);
-  set('remote.origin.uploadpack', script('upload-pack'));
-  set('commit.gpgSign', 'true');
-  set('tag.gpgSign', 'true');
-  set('gc.auto', '1');
-  set('status.submoduleSummary', 'true');
-  set('include.path', extra);
+
+  // Configuration git reads only in some states: a file included on another branch, the worktree's own
+  // file, attributes files outside the tree. Each names a driver under a name of its own.
+  const onBranch = path.join(repo, '.git', 'on-branch.cfg');
+  writeFileSync(onBranch, `[filter "onbranch"]\n\tclean = ${script('filter-clean-onbranch')}\n\tsmudge = ${script('filter-smudge-onbranch')}\n\trequired = true\n`);
+  const nested = path.join(repo, '.git', 'nested.cfg');
+  writeFileSync(nested, `[diff "nested"]\n\ttextconv = ${script('textconv-nested-include')}\n\tcommand = ${script('diff-command-nested-include')}\n`);
+  writeFileSync(path.join(repo, '.git', 'gitdir-include.cfg'), `[include]\n\tpath = ${nested}\n`);
+  appendConfig(path.join(repo, '.git', 'config.worktree'), [
+    ['filter.wt.clean', script('filter-clean-worktree')],
+    ['filter.wt.smudge', script('filter-smudge-worktree')],
+    ['filter.wt.required', 'true'],
+  ]);
+  const attributesFile = path.join(base, 'hostile-attributes');
+  writeFileSync(attributesFile, '*.md diff=evil2\n');
+  mkdirSync(path.join(repo, '.git', 'info'), { recursive: true });
+  writeFileSync(path.join(repo, '.git', 'info', 'attributes'), '*.wt filter=wt\n*.ob filter=onbranch\n');
+  git(repo, ['config', 'core.repositoryFormatVersion', '1']);
+  appendConfig(path.join(repo, '.git', 'config'), [
+    ['core.fsmonitor', script('fsmonitor')],
+    ['core.pager', script('core-pager')],
+    ...['log', 'diff', 'show', 'status', 'branch'].map((cmd) => [`pager.${cmd}`, script(`pager-${cmd}`)] as const),
+    ['core.editor', script('core-editor')],
+    ['sequence.editor', script('sequence-editor')],
+    ['core.askPass', script('askpass')],
+    ['core.sshCommand', script('ssh-command')],
+    ['core.gitProxy', script('git-proxy')],
+    ['core.alternateRefsCommand', script('alternate-refs')],
+    ['core.hooksPath', hooksPath],
+    ['diff.external', script('diff-external')],
+    ['diff.evil.textconv', script('textconv')],
+    ['diff.evil.command', script('diff-driver-command')],
+    ['filter.evil.clean', script('filter-clean')],
+    ['filter.evil.smudge', script('filter-smudge')],
+    ['filter.evil.required', 'true'],
+    ['filter.proc.process', script('filter-process')],
+    ['merge.evil.driver', script('merge-driver')],
+    ['credential.helper', `!${script('credential-helper')}`],
+    ['protocol.allow', 'always'],
+    ['remote.origin.url', `ext::${script('ext-transport')}`],
+    ['remote.origin.uploadpack', script('upload-pack')],
+    ['commit.gpgSign', 'true'],
+    ['tag.gpgSign', 'true'],
+    ['gc.auto', '1'],
+    ['status.submoduleSummary', 'true'],
+    ['include.path', extra],
+    ['includeIf.onbranch:older.path', onBranch],
+    ['includeIf.gitdir:/nowhere/**.path', path.join(repo, '.git', 'gitdir-include.cfg')],
+    ['extensions.worktreeConfig', 'true'],
+    ['core.attributesFile', attributesFile],
+  ]);
   // Work in progress, so that status, diffs and add have content to filter and convert.
-  writeFiles(repo, { 'src/app.txt': 'one\ntwo\nthree\n', 'data.proc': 'processed again\n', 'new.txt': 'new\n' });
+  writeFiles(repo, { 'src/app.txt': 'one\ntwo\nthree\n', 'data.proc': 'processed again\n', 'new.txt': 'new\n', 'notes.wt': 'worktree again\n', 'later.ob': 'on branch again\n' });
   return { repo, marker, ran: () => (existsSync(marker) ? readFileSync(marker, 'utf8') : '') };
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, protocolError, type TestSession } from '@suite/shared/testing';
@@ -240,6 +240,51 @@ describe('prompts on a history without tags or Conventional Commits', () => {
   });
 });
 
+describe('prompts describe the repository as it is', () => {
+  let base: string;
+  let cleanup: () => Promise<void>;
+  let session: TestSession | undefined;
+  beforeAll(async () => {
+    ({ dir: base, cleanup } = await makeTempDir('git-prompts-as-is-'));
+    const empty = path.join(base, 'empty');
+    mkdirSync(empty);
+    git(empty, ['init', '--quiet', '--initial-branch=main']);
+    const solo = makeRepo(path.join(base, 'solo'), { 'a.txt': 'a\n' });
+    commit(solo, { 'b.txt': 'b\n' }, 'Add b');
+    commit(solo, { 'c.txt': 'c\n' }, 'Add c');
+    session = await open([base]);
+  });
+  afterAll(async () => {
+    await session?.close();
+    await cleanup();
+  });
+
+  it('a repository without commits: no commits to summarise, describe, review or list', async () => {
+    const texts: Record<string, string> = {};
+    for (const name of ['summarize-changes', 'pr-description', 'review-changes', 'changelog']) {
+      const prompt = await session!.getPrompt(name, { repo: 'empty' });
+      expect(prompt.resources, name).toEqual([]);
+      texts[name] = prompt.text;
+    }
+    expect(texts).toEqual({
+      'summarize-changes': 'empty has no commits yet, so there are no changes to summarise. Commit some work first.',
+      'pr-description': 'empty has no commits yet (main is still to be born), so there is no pull request to describe. Commit the work first.',
+      'review-changes': 'empty has no commits yet and nothing staged or changed in its working tree, so there is nothing to review.',
+      changelog: 'empty has no commits yet, so there is nothing for a changelog.',
+    });
+  });
+
+  it('pr-description on main says that main is the base, not that there is no main; summarize-changes counts the commits there are', async () => {
+    const error = await protocolError(session!.getPrompt('pr-description', { repo: 'solo' }));
+    expect(error.message).toMatch(
+      /solo is on main, which is the branch a pull request would go into, and there is no other base to compare it with\. Switch to the branch of the pull request \(git_checkout\), or give base\./,
+    );
+    const summary = await session!.getPrompt('summarize-changes', { repo: 'solo' });
+    expect(summary.description).toBe('All 3 commits of solo');
+    expect(summary.text).toMatch(/^Summarise the recent work in solo: all 3 commits are attached \(the repository has no tag to start from\)\./);
+  });
+});
+
 describe('completion', () => {
   let base: string;
   let repo: string;
@@ -288,6 +333,37 @@ describe('completion', () => {
     expect((await session.complete({ template: 'git://{repo}/file/{path}' }, 'path', 'src/lib/', { repo: 'app' })).values).toEqual(['src/lib/b.ts']);
     expect((await session.complete({ template: 'git://{repo}/compare/{range}' }, 'range', 'fix', { repo: 'app' })).values).toEqual(['fix/bug']);
     expect((await session.complete({ template: 'git://{repo}/log{?limit}' }, 'limit', '1')).values).toEqual(['10', '100']);
+  });
+
+  it('offers only what the tools accept, and says the true total', async () => {
+    const more = path.join(base, 'more');
+    const lib = makeRepo(path.join(more, 'lib'), { 'ok.txt': 'ok\n', 'src/x.ts': 'x\n', 'gone.txt': 'soon deleted\n' });
+    const outsideFile = path.join(base, 'outside-secret.txt');
+    writeFileSync(outsideFile, 'secret\n');
+    symlinkSync(outsideFile, path.join(lib, 'leak.txt'));
+    symlinkSync(base, path.join(lib, 'escape'));
+    symlinkSync('ok.txt', path.join(lib, 'inner-link'));
+    writeFileSync(path.join(lib, 'bad\x1b]8;;x\x07name.txt'), 'osc\n');
+    rmSync(path.join(lib, 'gone.txt'));
+    const head = git(lib, ['rev-parse', 'HEAD']).trim();
+    git(lib, ['update-ref', '--stdin'], { input: Array.from({ length: 1004 }, (_, i) => `create refs/heads/bulk/${String(i).padStart(4, '0')} ${head}\n`).join('') });
+    // A repository every call refuses: its git data lies outside the allowed directories.
+    mkdirSync(path.join(more, 'decoy'));
+    writeFileSync(path.join(more, 'decoy', '.git'), `gitdir: ${path.join(repo, '.git')}\n`);
+    session = await open([more]);
+    expect((await session.callTool('git_status', { repo_path: 'decoy' })).isError).toBe(true);
+    expect((await session.complete({ prompt: 'git-commit' }, 'repo', '')).values).toEqual(['lib']);
+
+    const refs = await session.complete({ prompt: 'pr-description' }, 'base', 'bulk/', { repo: 'lib' });
+    expect(refs).toEqual({ values: Array.from({ length: 100 }, (_, i) => `bulk/${String(i).padStart(4, '0')}`), total: 1004, hasMore: true });
+    const ranges = await session.complete({ template: 'git://{repo}/log/{range}' }, 'range', 'main..b', { repo: 'lib' });
+    expect([ranges.total, ranges.hasMore]).toEqual([1004, true]);
+
+    const files = await session.complete({ prompt: 'explain-code' }, 'code', '', { repo: 'lib' });
+    expect(files).toEqual({ values: ['inner-link', 'ok.txt', 'src/'], total: 3, hasMore: false });
+    for (const value of files.values.filter((v) => !v.endsWith('/'))) {
+      await session.readResource(`git://lib/file/${encodeURIComponent(value)}`);
+    }
   });
 });
 

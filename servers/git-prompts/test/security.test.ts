@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir, protocolError, snapshotTree, type TestSession } from '@suite/shared/testing';
 import { commit, git, makeRepo, open, writeFiles } from './helpers.js';
 
@@ -178,6 +178,50 @@ describe('security', () => {
       expect(out.text).not.toContain(outside);
     });
 
+    it('refuses a repository that reads objects from a store outside the roots (alternates), and says why', async () => {
+      const secret = git(outside, ['rev-parse', 'HEAD:secret.txt']).trim();
+      const alternates = path.join(repo, '.git', 'objects', 'info', 'alternates');
+      mkdirSync(path.dirname(alternates), { recursive: true });
+      // The control: plain git reads the secret through the alternate.
+      writeFileSync(alternates, `${path.join(outside, '.git', 'objects')}\n`);
+      expect(git(repo, ['cat-file', 'blob', secret.slice(0, 8)])).toBe('the secret\n');
+      session = await open(roots());
+      const objectsDir = path.join(repo, '.git', 'objects');
+      for (const line of [path.join(outside, '.git', 'objects'), path.relative(objectsDir, path.join(outside, '.git', 'objects')), `"${path.join(outside, '.git', 'objects')}"`]) {
+        writeFileSync(alternates, `# a comment\n${line}\n`);
+        for (const revision of [secret, secret.slice(0, 7)]) {
+          const out = await session.callTool('git_show', { revision });
+          expect(out.isError, line).toBe(true);
+          expect(out.text).toMatch(/reads objects from a store outside the allowed directories/);
+          expect(out.text).not.toContain('the secret');
+          expect(out.text).not.toContain(outside);
+        }
+        expect((await protocolError(session.readResource(`git://app/show/${secret.slice(0, 7)}`))).data).toMatchObject({ kind: 'access_denied' });
+      }
+      // An alternates file git would block on (a FIFO) is refused before any git reads it.
+      rmSync(alternates);
+      execFileSync('mkfifo', [alternates]);
+      const fifo = await session.callTool('git_log', { repo_path: 'app' });
+      expect(fifo.isError).toBe(true);
+      expect(fifo.text).toMatch(/names its alternate object stores in a file that cannot be read/);
+      rmSync(alternates);
+      // An objects directory that is a symlink to another repository's store.
+      const linked = makeRepo(path.join(base, 'roots', 'linked'));
+      rmSync(path.join(linked, '.git', 'objects'), { recursive: true });
+      symlinkSync(path.join(outside, '.git', 'objects'), path.join(linked, '.git', 'objects'));
+      const viaLink = await session.callTool('git_show', { repo_path: 'linked', revision: secret });
+      expect(viaLink.isError).toBe(true);
+      expect(viaLink.text).toMatch(/reads objects from a store outside the allowed directories/);
+      expect(viaLink.text).not.toContain('the secret');
+      // An alternate inside the roots (a clone made with --shared next to its source) is fine.
+      const lib = makeRepo(path.join(base, 'roots', 'lib'), { 'lib.txt': 'shared content\n' });
+      const shared = git(lib, ['rev-parse', 'HEAD:lib.txt']).trim();
+      writeFileSync(alternates, `${path.join(lib, '.git', 'objects')}\n`);
+      const out = await session.callTool('git_show', { repo_path: 'app', revision: shared });
+      expect(out.isError, out.text).toBe(false);
+      expect(out.text).toContain('shared content');
+    });
+
     it('refuses a directory inside a repository whose top lies above the roots', async () => {
       session = await open([path.join(repo, 'src')]);
       const out = await session.callTool('git_status', { repo_path: path.join(repo, 'src') });
@@ -263,5 +307,91 @@ describe('security', () => {
     expect(log.text).toContain('Caf\uFFFD au lait');
     const diff = await session.callTool('git_diff_unstaged', {});
     expect(diff.text).toContain('caf\uFFFD.txt');
+  });
+});
+
+describe('terminal control sequences from a repository reach clients escaped', () => {
+  // ESC (a colour and a screen clear), an OSC 8 hyperlink ended by BEL, a bare CR that would overwrite the line.
+  const NAME = 'evil\x1b[31m\x1b]8;;http:x\x07link\x1b]8;;\x07\rname.txt';
+  // Paths with a line break (CR included) are refused as arguments: this one is for the file resource and explain-code.
+  const READABLE = 'osc\x1b]8;;http:x\x07link\x1b]8;;\x07.txt';
+  const MESSAGE = 'Fix \x1b[2Jthe \x1b]8;;https://evil.example\x07cart\x1b]8;;\x07\rOverwritten\n\nBody \x1b[1mbold\x07';
+  let base: string;
+  let cleanup: () => Promise<void>;
+  let session: TestSession;
+  beforeAll(async () => {
+    ({ dir: base, cleanup } = await makeTempDir('git-prompts-terminal-'));
+    const repo = makeRepo(path.join(base, 'app'), { 'README.md': '# app\n', 'crlf.txt': 'one\r\ntwo\r\n' });
+    writeFileSync(path.join(repo, NAME), 'colour \x1b[32mgreen\x1b[0m\n');
+    writeFileSync(path.join(repo, READABLE), 'bell \x07 and \x1b[5mblink\n');
+    git(repo, ['add', '--all']);
+    git(repo, ['commit', '--quiet', '--cleanup=verbatim', '-m', MESSAGE]);
+    writeFileSync(path.join(repo, NAME), 'colour \x1b[32mgreen\x1b[0m and \x1b]0;title\x07\n');
+    writeFileSync(path.join(repo, 'crlf.txt'), 'one\r\ntwo\r\nthree\r\n');
+    git(repo, ['add', 'crlf.txt']);
+    session = await open([repo], { allowWrite: true });
+  });
+  afterAll(async () => {
+    await session.close();
+    await cleanup();
+  });
+
+  // eslint-disable-next-line no-control-regex
+  const active = (text: string): boolean => /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)/.test(text);
+
+  it('in tool answers, resources, prompts, errors and completion, while structured output keeps the data', async () => {
+    const texts: [string, string][] = [];
+    for (const [name, args] of [
+      ['git_status', {}],
+      ['git_log', { max_count: 2 }],
+      ['git_show', { revision: 'HEAD' }],
+      ['git_diff_unstaged', {}],
+      ['git_diff_staged', {}],
+      ['git_diff', { target: 'HEAD~1' }],
+      ['git_branch', {}],
+      ['git_add', { files: ['.'] }],
+      ['git_reset', { files: ['README.md'] }],
+      ['draft_commit_message', {}],
+    ] as const) {
+      const out = await session.callTool(name, args);
+      expect(out.isError, `${name}: ${out.text}`).toBe(false);
+      texts.push([name, out.text]);
+    }
+    for (const uri of ['git://app/status', 'git://app/log', 'git://app/diff/unstaged', 'git://app/diff/staged', 'git://app/show/HEAD', `git://app/file/${encodeURIComponent(READABLE)}`]) {
+      texts.push([uri, (await session.readResource(uri)).text]);
+    }
+    for (const [name, args] of [
+      ['git-commit', {}],
+      ['review-changes', { base: 'unstaged' }],
+      ['summarize-changes', {}],
+      ['changelog', {}],
+      ['explain-code', { code: READABLE }],
+    ] as const) {
+      const prompt = await session.getPrompt(name, args as Record<string, string>);
+      texts.push([name, `${prompt.description ?? ''}\n${prompt.text}`]);
+    }
+    for (const [where, text] of texts) expect(active(text), `${where}: ${JSON.stringify(text)}`).toBe(false);
+
+    const all = texts.map(([, text]) => text).join('\n');
+    // Visible instead: the name, the message and the content, each escape written out.
+    expect(all).toContain('evil\\x1b[31m\\x1b]8;;http:x\\x07link\\x1b]8;;\\x07\\x0dname.txt');
+    expect(all).toContain('Fix \\x1b[2Jthe \\x1b]8;;https://evil.example\\x07cart\\x1b]8;;\\x07\\x0dOverwritten');
+    expect(all).toContain('colour \\x1b[32mgreen\\x1b[0m and \\x1b]0;title\\x07');
+    expect(all).toContain('bell \\x07 and \\x1b[5mblink');
+    // CR LF line ends move nothing on a terminal: a CRLF file's diff keeps them.
+    expect(texts.find(([w]) => w === 'git_diff_staged')![1]).toContain('+three\r\n');
+
+    // Structured output is data (JSON carries the characters escaped): the real message, usable as is.
+    const log = await session.callTool('git_log', { max_count: 1 });
+    expect((log.structured as { commits: { subject: string }[] }).commits[0]!.subject).toBe(MESSAGE.split('\n')[0]);
+
+    // An error about such a name.
+    const missing = await session.callTool('git_add', { files: ['nope\x1b[31m\x07.txt'] });
+    expect(missing.isError).toBe(true);
+    expect(active(missing.text)).toBe(false);
+
+    // Completion leaves the name out: shown escaped, it would no longer name the file.
+    const offered = await session.complete({ prompt: 'explain-code' }, 'code', '', { repo: 'app' });
+    expect(offered.values).toEqual(['README.md', 'crlf.txt']);
   });
 });

@@ -89,6 +89,17 @@ describe('read tools', () => {
     const bad = await session.callTool('git_log', { start_timestamp: 'yesterday; rm -rf /' });
     expect(bad.isError).toBe(true);
     expect(bad.text).toMatch(/start_timestamp must be a date/);
+    // git reads a date it cannot parse as "now": an end date would return every commit, a start date none.
+    for (const [name, value] of [['end_timestamp', 'garbage'], ['start_timestamp', 'not a date'], ['end_timestamp', 'never']] as const) {
+      const out = await session.callTool('git_log', { [name]: value });
+      expect(out.isError, `${name} ${value}`).toBe(true);
+      expect(out.text).toBe(`${name} "${value}" is not a date git can read. Give a date such as 2024-01-15, 2024-01-15T14:30:25, "2 weeks ago" or "yesterday".`);
+    }
+
+    // An optional argument sent as null (the official server's schema allows it) is absent: the default applies.
+    const nulls = await session.callTool('git_log', { max_count: null, start_timestamp: null, end_timestamp: null, author: null, path: null, repo_path: null });
+    expect(nulls.isError, nulls.text).toBe(false);
+    expect(nulls.structured).toEqual(all.structured);
   });
 
   it('git_show: a commit with its diff, an annotated tag, a file and a directory at a revision', async () => {

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir, type TestSession } from '@suite/shared/testing';
@@ -122,9 +122,24 @@ describe('write tools', () => {
     const created = await session.callTool('git_create_branch', { branch_name: 'feature/x' });
     expect(created.text).toMatch(/^Created branch feature\/x at [0-9a-f]{12} \(from HEAD\) in app\. Switch to it with git_checkout\.$/);
     expect((await session.callTool('git_create_branch', { branch_name: 'feature/x' })).text).toBe('A branch named feature/x already exists in app.');
-    for (const bad of ['has space', 'a..b', 'end.lock', 'HEAD', 'x@{1}']) {
-      expect((await session.callTool('git_create_branch', { branch_name: bad })).text, bad).toMatch(/is not a valid branch name/);
+    for (const [bad, why] of [
+      ['has space', 'it contains a space, which git does not allow in a branch name'],
+      ['a..b', 'it contains "..", which git reads as a range'],
+      ['end.lock', 'its part "end.lock" ends with ".lock", which git reserves for its lock files'],
+      ['HEAD', '"HEAD" is reserved by git'],
+      ['x@{1}', 'it contains "@{", which git reads as a reflog reference'],
+      ['-x', 'it starts with "-", which git would read as an option'],
+      ['refs/heads/-x', 'it starts with "refs/"; give the short name of the branch, as git_branch lists it (without refs/heads/)'],
+      ['refs/heads/topic', 'it starts with "refs/"; give the short name of the branch, as git_branch lists it (without refs/heads/)'],
+      ['a/.hidden', 'its part ".hidden" begins with ".", which git does not allow'],
+      ['trailing/', 'it begins or ends with "/", or has an empty part between two slashes'],
+      ['what?', 'it contains "?", which git does not allow in a branch name'],
+      ['tab\there', 'it contains a control character, which git does not allow in a branch name'],
+    ] as const) {
+      expect((await session.callTool('git_create_branch', { branch_name: bad })).text, bad).toBe(`${JSON.stringify(bad)} is not a valid branch name: ${why}.`);
     }
+    expect(git(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads'])).toBe('refs/heads/feature/x\nrefs/heads/main\n');
+    expect((await session.callTool('git_checkout', { branch_name: 'refs/heads/feature/x' })).text).toMatch(/^"refs\/heads\/feature\/x" is not a valid branch name: it starts with "refs\/"/);
     expect((await session.callTool('git_create_branch', { branch_name: 'y', base_branch: 'nope' })).text).toMatch(/Unknown base branch "nope"/);
 
     writeFiles(repo, { 'README.md': '# changed, not committed\n' });
@@ -165,5 +180,43 @@ describe('write tools', () => {
     expect(out.text).toBe('There is no local branch topic, but there is origin/topic. Create it with git_create_branch (branch_name topic, base_branch origin/topic), then switch.');
     expect((await session.callTool('git_create_branch', { branch_name: 'topic', base_branch: 'origin/topic' })).isError).toBe(false);
     expect((await session.callTool('git_checkout', { branch_name: 'topic' })).isError).toBe(false);
+  });
+
+  it('never discard a merge in progress: git_reset refuses, or unstages other files and keeps the merge', async () => {
+    writeFiles(repo, { 'shared.txt': 'base\n' });
+    git(repo, ['add', 'shared.txt']);
+    git(repo, ['commit', '--quiet', '-m', 'base']);
+    git(repo, ['checkout', '--quiet', '-b', 'topic']);
+    writeFiles(repo, { 'shared.txt': 'topic\n' });
+    git(repo, ['commit', '--quiet', '-am', 'topic']);
+    git(repo, ['checkout', '--quiet', 'main']);
+    writeFiles(repo, { 'shared.txt': 'main\n' });
+    git(repo, ['commit', '--quiet', '-am', 'main']);
+    expect(() => git(repo, ['merge', '--quiet', 'topic'])).toThrow();
+    writeFiles(repo, { 'other.txt': 'other\n' });
+    git(repo, ['add', 'other.txt']);
+    const mergeState = (): boolean[] => ['MERGE_HEAD', 'MERGE_MSG'].map((f) => existsSync(path.join(repo, '.git', f)));
+    expect(mergeState()).toEqual([true, true]);
+
+    session = await open([repo], { allowWrite: true });
+    const all = await session.callTool('git_reset', {});
+    expect(all.isError).toBe(true);
+    expect(all.text).toBe(
+      'app is in the middle of a merge; unstaging everything would discard its state (and its conflicts), so nothing was changed. Finish it (git_commit once the conflicts are resolved and staged, or git merge --abort), or name the files to unstage.',
+    );
+    for (const files of [['shared.txt'], ['.']]) {
+      const out = await session.callTool('git_reset', { files });
+      expect(out.isError).toBe(true);
+      expect(out.text).toMatch(/^app is in the middle of a merge and shared\.txt has a conflict; unstaging would discard the conflict, so nothing was changed\./);
+    }
+    expect(mergeState()).toEqual([true, true]);
+    expect(git(repo, ['ls-files', '--unmerged'])).not.toBe('');
+
+    const other = await session.callTool('git_reset', { files: ['other.txt'] });
+    expect(other.isError, other.text).toBe(false);
+    expect(other.text).toMatch(/^Unstaged other\.txt in app; the working tree is unchanged\. The merge in progress is kept\./);
+    expect(mergeState()).toEqual([true, true]);
+    expect(git(repo, ['ls-files', '--unmerged'])).not.toBe('');
+    expect(git(repo, ['status', '--porcelain'])).toBe('UU shared.txt\n?? other.txt\n');
   });
 });

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { lstat, type FileHandle } from 'node:fs/promises';
 import { PathGuard, ToolError, type RequestContext } from '@suite/shared';
+import { gzipFailure } from './chunks.js';
 import type { LogsConfig } from './config.js';
 import { familyOf, rotationOf, type LogRoots } from './discovery.js';
 
@@ -25,16 +26,29 @@ export function noLogsMessage(): string {
   );
 }
 
+/** Guards of a server started with --refuse-hard-links: files opened through them must have one link only. */
+const refusingHardLinks = new WeakSet<PathGuard>();
+
 /** A path guard over the directories and the named files with their current rotations. */
 export async function logGuard(ctx: RequestContext, config: LogsConfig): Promise<PathGuard> {
   if ((await ctx.roots()).directories.length === 0) throw ToolError.accessDenied(noLogsMessage());
   const base = await ctx.paths();
   const roots = await logRoots(ctx, config);
-  if (roots.files.length === 0) return base;
-  const rotated: string[] = [];
-  for (const file of roots.files) for (const member of await familyOf(file)) if (member.path !== file) rotated.push(member.path);
-  // Directories first: relative paths resolve against the first root.
-  return new PathGuard([...roots.directories, ...roots.files, ...rotated], config.aliases);
+  let guard = base;
+  if (roots.files.length > 0) {
+    const rotated: string[] = [];
+    for (const file of roots.files) for (const member of await familyOf(file)) if (member.path !== file) rotated.push(member.path);
+    // Directories first: relative paths resolve against the first root.
+    guard = new PathGuard([...roots.directories, ...roots.files, ...rotated], config.aliases);
+  }
+  if (config.refuseHardLinks) refusingHardLinks.add(guard);
+  return guard;
+}
+
+/** Why a file opened through this guard is refused for its links (--refuse-hard-links), or undefined. */
+export function hardLinkRefusal(guard: PathGuard, nlink: number): string | undefined {
+  if (nlink <= 1 || !refusingHardLinks.has(guard)) return undefined;
+  return `it has ${nlink} hard links, and the server was started with --refuse-hard-links (another name of the file may be outside the allowed directories)`;
 }
 
 export interface OpenedLog {
@@ -49,6 +63,10 @@ export interface OpenedLog {
   dev: number;
   /** 0 where the filesystem does not record it. */
   birthtimeMs: number;
+  /** Last change of the inode (a rename, a write, a truncation). */
+  ctimeMs: number;
+  /** Hard links to the file (1 for a file with one name). */
+  nlink: number;
   compressed: boolean;
 }
 
@@ -70,7 +88,9 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
     handle = await guard.open(real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, userPath);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw ToolError.notFound(`No such log file: ${userPath} (it may have just been rotated away). Try again, or call list_logs.`);
+    const gone = code === 'ENOENT' || (error instanceof ToolError && (await lstat(real).then(() => false, (e: NodeJS.ErrnoException) => e.code === 'ENOENT')));
+    // (A file removed between its opening and the check of where its descriptor points looks outside the roots.)
+    if (gone) throw ToolError.notFound(`No such log file: ${userPath} (it may have just been rotated away). Try again, or call list_logs.`);
     if (code === 'EACCES' || code === 'EPERM') throw ToolError.accessDenied(`Permission denied: the server cannot read ${userPath}.`);
     throw error;
   }
@@ -83,15 +103,29 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
     await handle.close();
     throw ToolError.invalidArgument(`${userPath} is not a regular file.`);
   }
+  const links = hardLinkRefusal(guard, stat.nlink);
+  if (links) {
+    await handle.close();
+    throw ToolError.accessDenied(`Access denied: ${userPath}: ${links}.`);
+  }
   const compressed = rotationOf(real.slice(real.lastIndexOf('/') + 1)).compressed;
-  return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, compressed };
+  return { handle, real, userPath, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev, birthtimeMs: stat.birthtimeMs, ctimeMs: stat.ctimeMs, nlink: stat.nlink, compressed };
 }
 
-/** Runs fn with the log open, and closes it whatever happens. */
+/** The error for a .gz log whose data is not valid gzip (truncated or corrupt), naming only what the user gave. */
+export function invalidGzip(userPath: string, failure: 'truncated' | 'corrupt'): ToolError {
+  const why = failure === 'truncated' ? 'it is truncated (its compressed stream ends early: a copy still being written, or cut short)' : 'it is corrupt';
+  return ToolError.invalidArgument(`${userPath} is not valid gzip data: ${why}. search_logs reads the part before the damage.`);
+}
+
+/** Runs fn with the log open, and closes it whatever happens. A .gz log that turns out not to be valid gzip data is a clear error. */
 export async function withLog<T>(guard: PathGuard, userPath: string, fn: (log: OpenedLog) => Promise<T>): Promise<T> {
   const log = await openLog(guard, userPath);
   try {
     return await fn(log);
+  } catch (error) {
+    const failure = log.compressed && !(error instanceof ToolError) ? gzipFailure(error) : undefined;
+    throw failure ? invalidGzip(userPath, failure) : error;
   } finally {
     await log.handle.close().catch(() => undefined);
   }

@@ -113,32 +113,65 @@ export function gzipSource(fd: number, options: { chunkBytes?: number; sync?: bo
   };
 }
 
-/** Regroups pieces of a stream (gzip gives small ones) into chunks of whole lines of about `target` bytes. */
+/**
+ * What a zlib error from a gzip stream says about the file: `truncated` (the compressed stream
+ * ends early: a copy still being written, or cut short), `corrupt` (bytes that are not gzip data),
+ * or undefined for any other error (a read error).
+ */
+export function gzipFailure(error: unknown): 'truncated' | 'corrupt' | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'Z_BUF_ERROR') return 'truncated';
+  if (code === 'Z_DATA_ERROR' || code === 'Z_NEED_DICT' || code === 'Z_STREAM_ERROR') return 'corrupt';
+  return undefined;
+}
+
+/**
+ * Regroups pieces of a stream (gzip gives small ones) into chunks of whole lines of about `target`
+ * bytes. When the stream fails (truncated gzip data), the whole lines it gave before come first,
+ * then the error.
+ */
 async function* regroup(raw: AsyncIterable<Buffer>, target: number): AsyncGenerator<LineChunk> {
   let offset = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  for await (const piece of raw) {
-    pending.push(piece);
-    pendingBytes += piece.length;
-    if (pendingBytes < target) continue;
-    const data = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
-    const lastNewline = data.lastIndexOf(NEWLINE);
-    if (lastNewline === -1 && data.length < MAX_LINE_BYTES + target) {
-      pending = [data];
-      continue;
+  const iterator = raw[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let step: IteratorResult<Buffer>;
+      try {
+        step = await iterator.next();
+      } catch (error) {
+        const data = Buffer.concat(pending, pendingBytes);
+        const lastNewline = data.lastIndexOf(NEWLINE);
+        if (lastNewline !== -1) yield { bytes: data.subarray(0, lastNewline + 1), offset };
+        throw error;
+      }
+      if (step.done) break;
+      const piece = step.value;
+      pending.push(piece);
+      pendingBytes += piece.length;
+      if (pendingBytes < target) continue;
+      const data = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+      const lastNewline = data.lastIndexOf(NEWLINE);
+      if (lastNewline === -1 && data.length < MAX_LINE_BYTES + target) {
+        pending = [data];
+        continue;
+      }
+      const cut = lastNewline === -1 ? utf8Boundary(data, data.length) : lastNewline + 1;
+      yield { bytes: data.subarray(0, cut), offset };
+      offset += cut;
+      // Copy the remainder: it must not keep the whole chunk it came from alive.
+      const rest = data.length > cut ? Buffer.from(data.subarray(cut)) : undefined;
+      pending = rest ? [rest] : [];
+      pendingBytes = rest ? rest.length : 0;
     }
-    const cut = lastNewline === -1 ? utf8Boundary(data, data.length) : lastNewline + 1;
-    yield { bytes: data.subarray(0, cut), offset };
-    offset += cut;
-    // Copy the remainder: it must not keep the whole chunk it came from alive.
-    const rest = data.length > cut ? Buffer.from(data.subarray(cut)) : undefined;
-    pending = rest ? [rest] : [];
-    pendingBytes = rest ? rest.length : 0;
-  }
-  if (pendingBytes > 0) {
-    const data = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
-    yield { bytes: data, offset };
+    if (pendingBytes > 0) {
+      const data = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+      yield { bytes: data, offset };
+    }
+  } finally {
+    // A reader that stopped early: stop the stream (gunzip) too.
+    await iterator.return?.();
   }
 }
 

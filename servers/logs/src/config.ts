@@ -15,6 +15,11 @@ export interface LogsConfig {
   json: JsonFields;
   /** --entry-pattern: where multi-line entries start, instead of each format's own rule. */
   entryPattern?: string;
+  /**
+   * --refuse-hard-links: refuse regular files with more than one link. A hard link inside an
+   * allowed directory may name a file outside it, which no path check can see.
+   */
+  refuseHardLinks?: boolean;
   limits: LogsLimits;
   /** Formats recognised so far, by file identity: shared by sessions, bounded. */
   formatCache: Map<string, LogFormat>;
@@ -35,6 +40,8 @@ export interface LogsLimits {
   maxLogs: number;
   /** A filtered tail stops after reading this much of the file backwards. */
   maxTailScanBytes: number;
+  /** How long a tail (tool or resource read) may take; a .gz file is read from its start, and may not reach its end. */
+  tailBudgetMs: number;
 }
 
 export const DEFAULT_LIMITS: LogsLimits = {
@@ -46,6 +53,7 @@ export const DEFAULT_LIMITS: LogsLimits = {
   discoveryDepth: 5,
   maxLogs: 5000,
   maxTailScanBytes: 256 * 1024 * 1024,
+  tailBudgetMs: 10_000,
 };
 
 /** The resource URIs, built in one place so tools, resources and prompts agree. */

@@ -47,6 +47,7 @@ await runServer({
     'json-level-field': { type: 'string', valueName: 'NAME', description: `JSON lines: the field holding the level (default: ${DEFAULT_JSON_FIELDS.level.slice(0, 4).join(', ')}, …).` },
     'json-message-field': { type: 'string', valueName: 'NAME', description: `JSON lines: the field holding the message (default: ${DEFAULT_JSON_FIELDS.message.slice(0, 4).join(', ')}, …).` },
     'entry-pattern': { type: 'string', valueName: 'REGEX', description: 'Where a multi-line entry starts (a line matching it), instead of each format\'s rule (a line with a timestamp).' },
+    'refuse-hard-links': { type: 'boolean', description: 'Refuse log files with more than one hard link (a hard link in an allowed directory may name a file outside it).' },
   },
   positionals: { name: 'DIR_OR_FILE', min: 0 },
   examples: [
@@ -70,6 +71,7 @@ await runServer({
         message: field(flags['json-message-field'], DEFAULT_JSON_FIELDS.message),
       },
       ...(entryPattern !== undefined ? { entryPattern } : {}),
+      ...(flags['refuse-hard-links'] ? { refuseHardLinks: true } : {}),
       limits: DEFAULT_LIMITS,
       formatCache: new Map(),
     };

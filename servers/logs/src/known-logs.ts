@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { RequestContext } from '@suite/shared';
+import { escapeTerminalControlsInLine, type RequestContext } from '@suite/shared';
 import type { LogsConfig } from './config.js';
 import type { LogFile } from './discovery.js';
 import { allLogs } from './targets.js';
@@ -20,5 +20,6 @@ export async function completeLogPath(value: string, ctx: RequestContext, config
   const logs = await knownLogs(ctx, config);
   const byPath = logs.filter((l) => transform(l.path).toLowerCase().startsWith(typed));
   const byName = logs.filter((l) => !byPath.includes(l) && path.basename(l.path).toLowerCase().startsWith(typed));
-  return [...byPath, ...byName].slice(0, COMPLETION_LIMIT).map((l) => transform(l.path));
+  // A name with terminal controls is offered with them visible (escaped), never raw.
+  return [...byPath, ...byName].slice(0, COMPLETION_LIMIT).map((l) => escapeTerminalControlsInLine(transform(l.path)));
 }

@@ -4,23 +4,57 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, encodeCursor, type PathGuard } from '@suite/shared';
 import { withLog, type OpenedLog } from './access.js';
-import { NEWLINE, utf8Boundary } from './chunks.js';
+import { NEWLINE, gzipSource, utf8Boundary } from './chunks.js';
 import { familyOf } from './discovery.js';
 
 /**
  * What was appended to a log since a cursor, for clients that do not subscribe. The cursor holds
- * the file's identity (device, inode), a byte offset at a line boundary, and a fingerprint of the
- * bytes just before it; that is how a rotation (another inode at the path), a truncation (the
- * file is shorter than the offset) and a truncate-then-regrow (copytruncate followed by enough new
- * writes: the bytes before the offset changed) are told apart from plain growth. After a rotation
- * the old file is found among the rotated siblings by its inode, and its last lines come first.
+ * the file's identity (device, inode, birth time), a byte offset at a line boundary, two
+ * fingerprints of the bytes before it (the 64 bytes just before the offset, and the file's first
+ * 4 KiB), the file's size and modification time, and when it was issued. That is how a rotation
+ * (another inode at the path), a truncation (the file is shorter than the offset), a
+ * truncate-then-regrow (the bytes before the offset changed) and a rewrite to the same size (same
+ * size, another modification time) are told apart from plain growth.
+ *
+ * The lines written between the last call and a rotation are looked for in the rotated copy: after
+ * a rename, the old file is found among the rotated siblings by its inode, or, once compressed, by
+ * its content (its bytes before the offset match the cursor's fingerprints); after a copytruncate,
+ * the copy is found by its content. A copy made since the cursor whose content matches it also
+ * reveals a copytruncate followed by identical writes, which the live file alone cannot show. When
+ * the copy's rest does not fit in one answer, the cursor carries what is owed (the copy's identity
+ * and the offset reached) and the next call continues there before the live file.
  */
 
 const FINGERPRINT_BYTES = 64;
+const HEAD_BYTES = 4096;
+/** File times come from a coarse clock that may lag Date.now() by a tick. */
+const CLOCK_SLACK_MS = 100;
+/** How long looking through rotated copies (decompressing .gz ones) may take in one call. */
+const COPY_BUDGET_MS = 5000;
+/** Rotated copies whose content is compared with the cursor, newest first. */
+const MAX_CANDIDATES = 4;
 
-/** `bt`: the file's birth time where the filesystem records one; it tells a new file that reused a freed inode from the old one. */
-const cursorState = z.object({ dev: z.number(), ino: z.number(), bt: z.number().optional(), off: z.number().int().min(0), fp: z.string() });
+const owed = z.object({ dev: z.number(), ino: z.number(), off: z.number().int().min(0), end: z.number().int().min(0).optional() });
+/**
+ * `bt`: the file's birth time where the filesystem records one; it tells a new file that reused a
+ * freed inode from the old one. `hd`, `sz`, `mt`, `at` (fingerprint of the first 4 KiB, size,
+ * modification time, time issued) and `owe` (bytes of a rotated copy still to give) are newer:
+ * cursors without them are still accepted.
+ */
+const cursorState = z.object({
+  dev: z.number(),
+  ino: z.number(),
+  bt: z.number().optional(),
+  off: z.number().int().min(0),
+  fp: z.string(),
+  hd: z.string().optional(),
+  sz: z.number().optional(),
+  mt: z.number().optional(),
+  at: z.number().optional(),
+  owe: owed.optional(),
+});
 type CursorState = z.infer<typeof cursorState>;
+type Owed = z.infer<typeof owed>;
 
 export type NewLinesStatus = 'started' | 'appended' | 'unchanged' | 'rotated' | 'truncated' | 'missing';
 
@@ -51,12 +85,39 @@ export function decodeNewLinesCursor(cursor: string): CursorState {
   throw ToolError.invalidArgument('Invalid cursor: use the cursor read_new_lines returned last time, or call it without one to start at the end of the log.');
 }
 
-async function fingerprint(log: OpenedLog, offset: number): Promise<string> {
-  const length = Math.min(FINGERPRINT_BYTES, offset);
-  if (length === 0) return '';
+function digest(bytes: Buffer): string {
+  return bytes.length === 0 ? '' : createHash('sha256').update(bytes).digest('base64url').slice(0, 16);
+}
+
+async function readAt(log: OpenedLog, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length);
-  const { bytesRead } = await log.handle.read(buffer, 0, length, offset - length);
-  return createHash('sha256').update(buffer.subarray(0, bytesRead)).digest('base64url').slice(0, 16);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await log.handle.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** What a cursor remembers of the bytes before its offset. */
+interface Marks {
+  fp: string;
+  /** Absent in cursors issued before it existed. */
+  hd?: string;
+}
+
+function regionsBefore(offset: number): { fpFrom: number; hdLength: number } {
+  return { fpFrom: offset - Math.min(FINGERPRINT_BYTES, offset), hdLength: Math.min(HEAD_BYTES, offset) };
+}
+
+async function marksOf(log: OpenedLog, offset: number): Promise<Required<Marks>> {
+  const { fpFrom, hdLength } = regionsBefore(offset);
+  return { fp: digest(await readAt(log, fpFrom, offset - fpFrom)), hd: digest(await readAt(log, 0, hdLength)) };
+}
+
+function sameMarks(found: Required<Marks>, expected: Marks): boolean {
+  return found.fp === expected.fp && (expected.hd === undefined || found.hd === expected.hd);
 }
 
 interface Chunk {
@@ -64,6 +125,12 @@ interface Chunk {
   /** Offset just past the last byte taken. */
   end: number;
   more: boolean;
+}
+
+function toLines(data: Buffer, take: number): string[] {
+  const lines = data.toString('utf8', 0, take).split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
 }
 
 /**
@@ -74,23 +141,163 @@ async function readFrom(log: OpenedLog, offset: number, maxBytes: number, final:
   const available = log.size - offset;
   if (available <= 0) return { lines: [], end: offset, more: false };
   const length = Math.min(available, maxBytes);
-  const buffer = Buffer.allocUnsafe(length);
-  const { bytesRead } = await log.handle.read(buffer, 0, length, offset);
-  const data = buffer.subarray(0, bytesRead);
+  const data = await readAt(log, offset, length);
   const lastNewline = data.lastIndexOf(NEWLINE);
   let take: number;
   if (lastNewline !== -1) take = lastNewline + 1;
   else if (length < available) take = utf8Boundary(data, data.length); // one line longer than maxBytes: give it in pieces
   else take = 0;
   if (final && length === available) take = data.length;
-  const text = data.toString('utf8', 0, take);
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return { lines: lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)), end: offset + take, more: offset + take < log.size && take > 0 && length < available };
+  return { lines: toLines(data, take), end: offset + take, more: offset + take < log.size && take > 0 && length < available };
 }
 
-async function state(log: OpenedLog, offset: number): Promise<CursorState> {
-  return { dev: log.dev, ino: log.ino, ...(log.birthtimeMs > 0 ? { bt: log.birthtimeMs } : {}), off: offset, fp: await fingerprint(log, offset) };
+interface CopyTail extends Chunk {
+  /** The copy's size (decompressed for .gz); undefined when the budget ran out before its end. */
+  size: number | undefined;
+}
+
+/**
+ * The rest of a compressed copy from `offset`, in one pass from its start: with `marks`, only if
+ * its bytes before the offset are the ones the cursor remembers (undefined otherwise). Corrupt or
+ * truncated gzip data: undefined.
+ */
+async function gzipTail(log: OpenedLog, offset: number, maxBytes: number, marks: Marks | undefined, deadline: number): Promise<CopyTail | undefined> {
+  const { fpFrom, hdLength } = regionsBefore(offset);
+  const head: Buffer[] = [];
+  const before: Buffer[] = [];
+  const taken: Buffer[] = [];
+  let takenBytes = 0;
+  let total = 0;
+  let checked = marks === undefined;
+  let complete = true;
+  const check = (): boolean => {
+    checked = true;
+    const found = { fp: digest(Buffer.concat(before)), hd: digest(Buffer.concat(head)) };
+    return sameMarks(found, marks as Marks);
+  };
+  try {
+    for await (const chunk of gzipSource(log.handle.fd).lineChunks()) {
+      const start = chunk.offset;
+      const bytes = chunk.bytes;
+      const stop = start + bytes.length;
+      total = stop;
+      if (!checked) {
+        if (start < hdLength) {
+          head.push(Buffer.from(bytes.subarray(0, hdLength - start)));
+          // Another file's first bytes: no need to decompress up to the offset to know.
+          if (stop >= hdLength && marks?.hd !== undefined && digest(Buffer.concat(head)) !== marks.hd) return undefined;
+        }
+        if (stop > fpFrom && start < offset) before.push(Buffer.from(bytes.subarray(Math.max(0, fpFrom - start), offset - start)));
+        if (stop >= offset && !check()) return undefined;
+      }
+      if (stop > offset && takenBytes <= maxBytes) {
+        const piece = bytes.subarray(Math.max(0, offset - start));
+        const room = maxBytes + 1 - takenBytes;
+        taken.push(Buffer.from(piece.subarray(0, room)));
+        takenBytes += Math.min(piece.length, room);
+      }
+      if (Date.now() > deadline) {
+        complete = false;
+        break;
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  if (!checked && (total < offset || !check())) return undefined;
+  const data = Buffer.concat(taken);
+  const rest = total - offset;
+  let take: number;
+  if (complete && rest <= maxBytes) take = data.length;
+  else {
+    const window = data.subarray(0, Math.min(data.length, maxBytes));
+    const lastNewline = window.lastIndexOf(NEWLINE);
+    take = lastNewline !== -1 ? lastNewline + 1 : complete ? utf8Boundary(window, window.length) : 0;
+  }
+  return { lines: toLines(data, take), end: offset + take, more: !complete || offset + take < total, size: complete ? total : undefined };
+}
+
+/** The rest of a rotated copy from `offset` (plain or .gz); with `marks`, only if its content matches the cursor's. */
+async function copyTail(copy: OpenedLog, offset: number, maxBytes: number, marks: Marks | undefined, deadline: number): Promise<CopyTail | undefined> {
+  if (copy.compressed) return gzipTail(copy, offset, maxBytes, marks, deadline);
+  if (marks !== undefined && (copy.size < offset || !sameMarks(await marksOf(copy, offset), marks))) return undefined;
+  const chunk = await readFrom(copy, Math.min(offset, copy.size), maxBytes, true);
+  return { ...chunk, size: copy.size };
+}
+
+interface Sibling {
+  path: string;
+  name: string;
+  dev: number;
+  ino: number;
+  /** When it last changed name or content (a copy's creation, a rename, a compression). */
+  changedMs: number;
+}
+
+/** The rotated copies of a live log, newest first (the live file itself and other names of its inode left out). */
+async function siblingsOf(live: OpenedLog): Promise<Sibling[]> {
+  const out: Sibling[] = [];
+  for (const member of await familyOf(live.real)) {
+    if (member.path === live.real) continue;
+    const stat = await lstat(member.path).catch(() => undefined);
+    if (!stat?.isFile() || (stat.ino === live.ino && stat.dev === live.dev)) continue;
+    out.push({ path: member.path, name: member.name, dev: stat.dev, ino: stat.ino, changedMs: Math.max(stat.ctimeMs, stat.birthtimeMs) });
+  }
+  return out;
+}
+
+interface Found {
+  sibling: Sibling;
+  tail: CopyTail;
+}
+
+async function tailOf(guard: PathGuard, sibling: Sibling, offset: number, maxBytes: number, marks: Marks | undefined, deadline: number): Promise<CopyTail | undefined> {
+  try {
+    return await withLog(guard, sibling.path, async (copy) => (copy.ino === sibling.ino && copy.dev === sibling.dev ? copyTail(copy, offset, maxBytes, marks, deadline) : undefined));
+  } catch {
+    // Gone since it was listed, or not readable: not the copy.
+    return undefined;
+  }
+}
+
+/** The rotated copy that holds what the cursor had not reached: by inode when given, else by content (changed since the cursor, when it says when that was). */
+async function findCopy(guard: PathGuard, live: OpenedLog, cursor: CursorState, maxBytes: number, deadline: number, byInode: boolean): Promise<Found | undefined> {
+  const siblings = await siblingsOf(live);
+  if (byInode) {
+    const sibling = siblings.find((s) => s.ino === cursor.ino && s.dev === cursor.dev);
+    if (sibling) {
+      const tail = await tailOf(guard, sibling, cursor.off, maxBytes, undefined, deadline);
+      if (tail) return { sibling, tail };
+    }
+  }
+  const marks: Marks = { fp: cursor.fp, ...(cursor.hd !== undefined ? { hd: cursor.hd } : {}) };
+  // At offset 0 every copy matches: only one made after the cursor (a file time never runs ahead of
+  // the clock) can hold its lines. Past it, the fingerprints decide, and a copy whose time lags a tick counts.
+  const since = cursor.at;
+  const recent = (s: Sibling): boolean => (since === undefined ? cursor.off > 0 : cursor.off > 0 ? s.changedMs >= since - CLOCK_SLACK_MS : s.changedMs > since);
+  const candidates = siblings.filter(recent).slice(0, MAX_CANDIDATES);
+  for (const sibling of candidates) {
+    if (Date.now() > deadline) break;
+    const tail = await tailOf(guard, sibling, cursor.off, maxBytes, marks, deadline);
+    if (tail) return { sibling, tail };
+  }
+  return undefined;
+}
+
+async function state(log: OpenedLog, offset: number, at: number, owe?: Owed): Promise<CursorState> {
+  const marks = await marksOf(log, offset);
+  return {
+    dev: log.dev,
+    ino: log.ino,
+    ...(log.birthtimeMs > 0 ? { bt: log.birthtimeMs } : {}),
+    off: offset,
+    fp: marks.fp,
+    hd: marks.hd,
+    sz: log.size,
+    mt: log.mtimeMs,
+    at,
+    ...(owe ? { owe } : {}),
+  };
 }
 
 function sameFile(log: OpenedLog, cursor: CursorState): boolean {
@@ -98,19 +305,18 @@ function sameFile(log: OpenedLog, cursor: CursorState): boolean {
   return cursor.bt === undefined || log.birthtimeMs <= 0 || cursor.bt === log.birthtimeMs;
 }
 
-/** The rotated sibling that is the file the cursor was in (same device and inode), if it is still there uncompressed. */
-async function findRotated(real: string, cursor: CursorState): Promise<string | undefined> {
-  const members = await familyOf(path.join(path.dirname(real), path.basename(real)));
-  for (const member of members) {
-    if (member.path === real || member.rotation.compressed) continue;
-    const stat = await lstat(member.path).catch(() => undefined);
-    if (stat && stat.ino === cursor.ino && stat.dev === cursor.dev) return member.path;
-  }
-  return undefined;
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function bytesOf(lines: readonly string[]): number {
+  return lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
 }
 
 export async function readNewLines(guard: PathGuard, userPath: string, cursorText: string | undefined, maxBytes: number): Promise<NewLinesResult> {
   const cursor = cursorText === undefined ? undefined : decodeNewLinesCursor(cursorText);
+  const now = Date.now();
+  const deadline = now + COPY_BUDGET_MS;
   let log: OpenedLog | undefined;
   try {
     return await withLog(guard, userPath, async (opened) => {
@@ -120,47 +326,99 @@ export async function readNewLines(guard: PathGuard, userPath: string, cursorTex
         return {
           status: 'started',
           lines: [],
-          cursor: encode(await state(opened, opened.size)),
+          cursor: encode(await state(opened, opened.size, now)),
           more: false,
           notes: [`Following ${userPath} from its current end. Call read_new_lines again with this cursor to get the lines appended since.`],
         };
       }
+      const live = path.basename(userPath);
       const notes: string[] = [];
       const lines: string[] = [];
-      let status: NewLinesStatus = 'appended';
-      let from = cursor.off;
-      if (!sameFile(opened, cursor)) {
-        status = 'rotated';
-        from = 0;
-        const old = await findRotated(opened.real, cursor);
-        if (old) {
-          const name = path.basename(old);
-          const previous = await withLog(guard, old, async (rotated) => readFrom(rotated, Math.min(cursor.off, rotated.size), maxBytes, true));
-          lines.push(...previous.lines);
-          notes.push(
-            `The log was rotated: the file the cursor was in is now ${name}. ${previous.lines.length} line${previous.lines.length === 1 ? '' : 's'} came from the end of ${name}, the rest from the start of the new ${path.basename(userPath)}.`,
-          );
-          if (previous.more) {
-            notes.push(`More is left in ${name} than fitted; read it with read_log_range. The cursor continues in the new file.`);
+      const room = (): number => Math.max(1024, maxBytes - bytesOf(lines));
+
+      // What an earlier answer still owed of a rotated copy comes first.
+      if (cursor.owe) {
+        const { owe } = cursor;
+        const sibling = (await siblingsOf(opened)).find((s) => s.ino === owe.ino && s.dev === owe.dev);
+        const tail = sibling ? await tailOf(guard, sibling, owe.off, room(), undefined, deadline) : undefined;
+        if (sibling && tail) {
+          lines.push(...tail.lines);
+          notes.push(`${plural(tail.lines.length, 'line')} came from ${sibling.name}, the rest of the rotated file.`);
+          if (tail.more) {
+            const left = tail.size !== undefined ? `${tail.size - tail.end} bytes` : 'more';
+            notes.push(`${left} of ${sibling.name} still to come: call again with the cursor; the new lines of ${live} follow them.`);
+            return { status: 'appended', lines, cursor: encode({ ...cursor, owe: { dev: owe.dev, ino: owe.ino, off: tail.end, ...(tail.size !== undefined ? { end: tail.size } : {}) } }), more: true, notes };
           }
         } else {
-          notes.push('The log was rotated and the previous file is gone (compressed or removed): lines written to it after the cursor may be missing. Reading the new file from its start.');
+          const missing = owe.end !== undefined ? `${owe.end - owe.off} bytes` : 'The rest';
+          notes.push(`${missing} of the rotated file the last answer was reading could not be read: it was removed or compressed again since. Lines written to it may be missing.`);
         }
-      } else if (opened.size < cursor.off) {
-        status = 'truncated';
-        from = 0;
-        notes.push('The log was truncated (copytruncate rotation, or emptied): reading it again from its start.');
-      } else if ((await fingerprint(opened, cursor.off)) !== cursor.fp) {
-        status = 'truncated';
-        from = 0;
-        notes.push('The log was truncated and has grown again since (copytruncate rotation): reading it from its start.');
       }
-      const budget = Math.max(1024, maxBytes - lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0));
-      const chunk = await readFrom(opened, from, budget, false);
+
+      let status: NewLinesStatus = 'appended';
+      let from = cursor.off;
+      /** Why the live file is not the one the cursor was in any more (undefined: plain growth, as far as the file shows). */
+      let change: 'rotated' | 'shorter' | 'rewritten' | 'regrown' | undefined;
+      if (!sameFile(opened, cursor)) change = 'rotated';
+      else if (opened.size < cursor.off) change = 'shorter';
+      else if (!sameMarks(await marksOf(opened, cursor.off), { fp: cursor.fp, ...(cursor.hd !== undefined ? { hd: cursor.hd } : {}) })) change = 'regrown';
+      else if (cursor.off > 0 && cursor.sz !== undefined && cursor.mt !== undefined && opened.size === cursor.sz && opened.mtimeMs !== cursor.mt) change = 'rewritten';
+
+      // The lines written between the cursor and the rotation are in the rotated copy, if anywhere.
+      // Without any sign in the live file, a copy made since the cursor with the same content still
+      // reveals a copytruncate followed by identical writes.
+      const budget = room();
+      const found =
+        change !== undefined || cursor.at !== undefined
+          ? await findCopy(guard, opened, cursor, budget, deadline, change === 'rotated')
+          : undefined;
+      const identical = found !== undefined && change === undefined;
+      if (identical) change = 'regrown';
+      if (change !== undefined) {
+        status = change === 'rotated' ? 'rotated' : 'truncated';
+        from = 0;
+      }
+      if (found) {
+        const { sibling, tail } = found;
+        lines.push(...tail.lines);
+        const how =
+          change === 'rotated'
+            ? `The log was rotated: the file the cursor was in is now ${sibling.name}.`
+            : `The log was copied to ${sibling.name} and truncated (copytruncate rotation) since the last call.`;
+        notes.push(
+          tail.lines.length === 0
+            ? `${how} Nothing was written to it after the cursor; the lines come from the start of the new ${live}.`
+            : `${how} ${plural(tail.lines.length, 'line')} written before the rotation came from the end of ${sibling.name}, the rest from the start of the new ${live}.`,
+        );
+        if (identical) {
+          notes.push(`${live} has been written again since, starting with the same bytes as before: if it was only copied and not truncated, some lines are repeated.`);
+        }
+        if (tail.more) {
+          const left = tail.size !== undefined ? `${tail.size - tail.end} bytes` : 'More';
+          notes.push(`${left} of ${sibling.name} did not fit in this answer: call again with the cursor for them; the new lines of ${live} follow.`);
+          const owe: Owed = { dev: sibling.dev, ino: sibling.ino, off: tail.end, ...(tail.size !== undefined ? { end: tail.size } : {}) };
+          return { status, lines, cursor: encode(await state(opened, 0, now, owe)), more: true, notes };
+        }
+      } else if (change === 'rotated') {
+        notes.push(
+          'The log was rotated and no rotated copy holds the file the cursor was in (it was removed, or its content changed): lines written to it after the cursor may be missing. Reading the new file from its start.',
+        );
+      } else if (change === 'shorter') {
+        notes.push(
+          'The log was truncated (copytruncate rotation, or emptied) and no rotated copy holds the lines after the cursor: lines written between the last call and the truncation may be missing. Reading it again from its start.',
+        );
+      } else if (change === 'regrown') {
+        notes.push(
+          'The log was truncated and has grown again since (copytruncate rotation), and no rotated copy holds the lines after the cursor: lines written between the last call and the truncation may be missing. Reading it from its start.',
+        );
+      } else if (change === 'rewritten') {
+        notes.push(`${live} was rewritten in place since the last call (the same size, a newer modification time): reading it again from its start.`);
+      }
+      const chunk = await readFrom(opened, from, room(), false);
       lines.push(...chunk.lines);
       if (status === 'appended' && lines.length === 0) status = 'unchanged';
       if (chunk.more) notes.push('More was appended than fitted in one answer: call again with the cursor for the rest.');
-      return { status, lines, cursor: encode(await state(opened, chunk.end)), more: chunk.more, notes };
+      return { status, lines, cursor: encode(await state(opened, chunk.end, now)), more: chunk.more, notes };
     });
   } catch (error) {
     // Between a rotation's rename and the new file's creation the path does not exist: keep the cursor.

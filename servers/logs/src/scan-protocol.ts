@@ -6,6 +6,9 @@ import type { Level } from './levels.js';
  * thread boundary by structured clone); a leaf module.
  */
 
+/** Why a log that was listed is not read: it disappeared in between. */
+export const GONE = 'gone (rotated or removed while the request ran)';
+
 export interface SearchQuery {
   /** A JavaScript regular expression, or text with `literal`. Absent: every entry that passes the filters. */
   pattern?: string;
@@ -60,6 +63,8 @@ export interface StatsResult {
   continuationLines: number;
   levels: Partial<Record<LevelKey, number>>;
   withoutTime: number;
+  /** Of those, entries whose timestamp cannot be right (years ahead of now, or before 1990). */
+  implausibleTimes: number;
   first?: number;
   last?: number;
   bucketMs: number;
@@ -85,7 +90,8 @@ export interface ScanFileMessage {
 
 export type ToWorker = { type: 'start'; job: ScanJob } | ScanFileMessage | { type: 'end' };
 
-export type FileOutcome = { status: 'scanned'; lines: number; bytes: number } | { status: 'unreadable'; reason: string };
+/** `note`: read only in part (a truncated .gz file counted up to where it ends). */
+export type FileOutcome = { status: 'scanned'; lines: number; bytes: number; note?: string } | { status: 'unreadable'; reason: string };
 
 export type FromWorker =
   | { type: 'progress'; bytes: number }

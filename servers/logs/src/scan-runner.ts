@@ -1,9 +1,10 @@
 import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { lstat, type FileHandle } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { CancelledError, ToolError, type PathGuard, type RequestContext } from '@suite/shared';
+import { hardLinkRefusal } from './access.js';
 import type { FormatSpec } from './formats/parsers.js';
-import type { FileOutcome, FromWorker, ScanJob, SearchMatch, StatsResult, ToWorker } from './scan-protocol.js';
+import { GONE, type FileOutcome, type FromWorker, type ScanJob, type SearchMatch, type StatsResult, type ToWorker } from './scan-protocol.js';
 
 /**
  * Runs a search or a statistics pass in a worker thread and gives the request what it needs
@@ -144,10 +145,19 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
           open = await guard.open(target.real, constants.O_RDONLY | constants.O_NONBLOCK, undefined, target.display);
           const stat = await open.stat();
           if (!stat.isFile()) throw new Error('not a regular file');
+          const links = hardLinkRefusal(guard, stat.nlink);
+          if (links) {
+            await open.close().catch(() => undefined);
+            open = undefined;
+            report.files.push({ display: target.display, outcome: { status: 'unreadable', reason: links } });
+            continue;
+          }
         } catch (error) {
           await open?.close().catch(() => undefined);
           open = undefined;
-          const reason = error instanceof ToolError ? 'outside the allowed directories' : (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone (rotated or removed)' : 'not readable';
+          // A file removed between its opening and the check of where its descriptor points looks outside the roots: it is gone.
+          const gone = (error as NodeJS.ErrnoException).code === 'ENOENT' || (await lstat(target.real).then(() => false, (e: NodeJS.ErrnoException) => e.code === 'ENOENT'));
+          const reason = gone ? GONE : error instanceof ToolError ? 'outside the allowed directories' : 'not readable';
           report.files.push({ display: target.display, outcome: { status: 'unreadable', reason } });
           continue;
         }

@@ -11,6 +11,7 @@ import { readLogRange } from './tools/read-log-range.js';
 import { readNewLines } from './tools/read-new-lines.js';
 import { searchLogs } from './tools/search-logs.js';
 import { tailLogTool } from './tools/tail-log.js';
+import { visibleTool } from './terminal.js';
 
 export type { LogsConfig, LogsLimits } from './config.js';
 export { DEFAULT_LIMITS } from './config.js';
@@ -25,8 +26,8 @@ included, with level and time filters; log_stats counts entries per level over t
 read_log_range reads lines or a time range; read_new_lines follows a log like tail -f. Logs are also resources
 (logs://file/<path>, filtered with ?level=&since=&grep=, and logs://recent?timeframe=1h) that can be subscribed to.`;
 
-/** Every tool, built once per configuration and shared by all sessions. */
-const tools = toolList<LogsConfig>([listLogs, tailLogTool, readLogRange, searchLogs, logStats, readNewLines]);
+/** Every tool, built once per configuration and shared by all sessions; terminal controls in their answers shown as escapes. */
+const tools = toolList<LogsConfig>([listLogs, tailLogTool, readLogRange, searchLogs, logStats, readNewLines].map((make) => (config: LogsConfig) => visibleTool(make(config))));
 
 /**
  * Resources and prompts, likewise built once per configuration: a session holds no definitions of

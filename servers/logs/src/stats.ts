@@ -19,6 +19,13 @@ const TARGET_BUCKETS = 60;
 const BUCKETS = [MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, 3_600_000, 3 * 3_600_000, 6 * 3_600_000, 12 * 3_600_000, 86_400_000, 7 * 86_400_000];
 const KEYS: readonly LevelKey[] = [...LEVELS, 'unknown'];
 const UNKNOWN = LEVELS.length;
+/**
+ * Times this far past the moment the statistics are computed cannot be a log's (a clock a little
+ * ahead, a zone written wrong, are within it); neither can times before 1990. Such entries (garbage
+ * that looks like a timestamp, often from a damaged file) count as without a time.
+ */
+const FUTURE_SLACK_MS = 7 * 86_400_000;
+const EARLIEST = Date.UTC(1990, 0, 1);
 
 interface PatternCount {
   count: number;
@@ -40,11 +47,48 @@ export class StatsAccumulator {
   private timeline = new Map<number, number[]>();
   private readonly patterns = new Map<string, PatternCount>();
   private prunedPatterns = 0;
+  private implausibleTimes = 0;
+  private readonly latest = Date.now() + FUTURE_SLACK_MS;
 
   constructor(private readonly query: StatsQuery) {}
 
+  /** An empty accumulator for the same query: a file whose reading may fail is counted there, then merged. */
+  fork(): StatsAccumulator {
+    return new StatsAccumulator(this.query);
+  }
+
+  /** Adds what another accumulator of the same query counted. */
+  merge(other: StatsAccumulator): void {
+    this.entries += other.entries;
+    this.continuationLines += other.continuationLines;
+    other.levels.forEach((n, i) => (this.levels[i] = (this.levels[i] as number) + n));
+    this.withoutTime += other.withoutTime;
+    this.implausibleTimes += other.implausibleTimes;
+    if (other.first !== undefined && (this.first === undefined || other.first < this.first)) this.first = other.first;
+    if (other.last !== undefined && (this.last === undefined || other.last > this.last)) this.last = other.last;
+    while (this.base < other.base) this.coarsen();
+    for (const [key, counts] of rebucket(other.timeline, other.base, this.base)) {
+      counts.forEach((n, levelIndex) => {
+        if (n > 0) this.count(key * this.base, levelIndex, n);
+      });
+    }
+    this.prunedPatterns += other.prunedPatterns;
+    for (const [key, p] of other.patterns) {
+      let entry = this.patterns.get(key);
+      if (!entry) {
+        if (this.patterns.size >= MAX_PATTERNS) this.prune();
+        entry = { count: 0, example: p.example, level: p.level };
+        this.patterns.set(key, entry);
+      }
+      entry.count += p.count;
+      if (LEVEL_RANK[p.level] > LEVEL_RANK[entry.level]) entry.level = p.level;
+      if (p.first !== undefined && (entry.first === undefined || p.first < entry.first)) entry.first = p.first;
+      if (p.last !== undefined && (entry.last === undefined || p.last > entry.last)) entry.last = p.last;
+    }
+  }
+
   /** Reads one source to its end or to the deadline; returns lines and bytes read and whether it stopped early. */
-  async add(source: RawSource, spec: FormatSpec, deadline: number, chunkDone: () => void): Promise<{ lines: number; bytes: number; timedOut: boolean }> {
+  async add(source: RawSource, spec: FormatSpec, deadline: number, chunkDone: () => void, counted = { lines: 0, bytes: 0 }): Promise<{ lines: number; bytes: number; timedOut: boolean }> {
     const parser = parserFor(spec);
     const { since, until } = this.query;
     const errorRank = LEVEL_RANK[this.query.errorLevel];
@@ -54,13 +98,19 @@ export class StatsAccumulator {
       bytes += chunk.bytes.length;
       const all = splitLines(decodeChunk(chunk.bytes));
       lines += all.length;
+      counted.lines = lines;
+      counted.bytes = bytes;
       for (const line of all) {
         const head = parser.head(line, false);
         if (head === undefined) {
           this.continuationLines++;
           continue;
         }
-        const t = head.time;
+        let t = head.time;
+        if (t !== undefined && (t > this.latest || t < EARLIEST)) {
+          this.implausibleTimes++;
+          t = undefined;
+        }
         if ((since !== undefined || until !== undefined) && (t === undefined || (since !== undefined && t < since) || (until !== undefined && t > until))) continue;
         this.entries++;
         const levelIndex = head.level === undefined ? UNKNOWN : LEVEL_RANK[head.level];
@@ -79,19 +129,19 @@ export class StatsAccumulator {
     return { lines, bytes, timedOut: false };
   }
 
-  private count(t: number, levelIndex: number): void {
+  private count(t: number, levelIndex: number, n = 1): void {
     const key = Math.floor(t / this.base);
     let counts = this.timeline.get(key);
     if (!counts) {
       if (this.timeline.size >= MAX_TIMELINE_KEYS) {
         this.coarsen();
-        this.count(t, levelIndex);
+        this.count(t, levelIndex, n);
         return;
       }
       counts = new Array<number>(KEYS.length).fill(0);
       this.timeline.set(key, counts);
     }
-    counts[levelIndex] = (counts[levelIndex] as number) + 1;
+    counts[levelIndex] = (counts[levelIndex] as number) + n;
   }
 
   /** Re-keys the timeline with buckets 60 times wider (a minute becomes an hour). */
@@ -153,6 +203,7 @@ export class StatsAccumulator {
       continuationLines: this.continuationLines,
       levels: sparse(this.levels),
       withoutTime: this.withoutTime,
+      implausibleTimes: this.implausibleTimes,
       ...(this.first !== undefined ? { first: this.first } : {}),
       ...(this.last !== undefined ? { last: this.last } : {}),
       bucketMs,

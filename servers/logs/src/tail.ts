@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { throwIfCancelled } from '@suite/shared';
 import type { OpenedLog } from './access.js';
-import { MAX_LINE_BYTES, NEWLINE, gzipSource, splitLines, utf8Boundary } from './chunks.js';
+import { MAX_LINE_BYTES, NEWLINE, countNewlines, gzipSource, splitLines, utf8Boundary } from './chunks.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast, type Level } from './levels.js';
 
@@ -108,6 +108,13 @@ export interface TailResult {
   cutByBytes: boolean;
   /** Everything from the start of the file was looked at. */
   reachedStart: boolean;
+  /**
+   * The end of the file was read. False only for a .gz file whose decompression did not reach its
+   * end within the time budget: no lines are returned then, since they would not be the last ones.
+   */
+  reachedEnd: boolean;
+  /** Lines decompressed before a .gz tail stopped short of the end. */
+  linesRead?: number;
   /** A filtered tail stopped before finding `count` entries: the time budget or the scan cap. */
   stoppedEarly?: 'time-budget' | 'scan-limit';
   scannedBytes: number;
@@ -239,10 +246,16 @@ export async function tailPlain(log: OpenedLog, options: TailOptions): Promise<T
   }
   picked.reverse();
   times.reverse();
-  return { lines: picked.flat(), groups: picked, times, entries: picked.length, cutByBytes, reachedStart, scannedBytes: scanned, ...(stoppedEarly ? { stoppedEarly } : {}) };
+  return { lines: picked.flat(), groups: picked, times, entries: picked.length, cutByBytes, reachedStart, reachedEnd: true, scannedBytes: scanned, ...(stoppedEarly ? { stoppedEarly } : {}) };
 }
 
-/** The end of a .gz log: it can only be read from the start, so its lines stream through a window of the last ones. */
+/**
+ * The end of a .gz log: it can only be read from the start. Without a filter, the raw chunks
+ * stream through a window that keeps just enough of the newest ones (no line is decoded until the
+ * end); with one, entries stream through a window of the last matching ones. Memory stays bounded
+ * whatever the file. When the time budget runs out before the end, nothing is returned: the lines
+ * seen so far are from the middle of the file, and must not pass for its last ones.
+ */
 export async function tailCompressed(log: OpenedLog, options: TailOptions): Promise<TailResult> {
   const filtered = hasFilter(options.filter);
   const parser = parserFor(options.spec);
@@ -250,7 +263,7 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
   const window: { lines: string[]; time: number | undefined; size: number }[] = [];
   let windowBytes = 0;
   let current: { lines: string[]; head: ReturnType<LineParser['head']>; size: number } | undefined;
-  let stoppedEarly: TailResult['stoppedEarly'];
+  let linesRead = 0;
   const source = gzipSource(log.handle.fd);
   const keep = (entry: { lines: string[]; head: ReturnType<LineParser['head']>; size: number }): void => {
     if (filtered && !entryMatches(entry.lines, entry.head, options.filter)) return;
@@ -260,31 +273,48 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
       windowBytes -= (window.shift() as { size: number }).size;
     }
   };
+  // Unfiltered: the newest chunks (each ends at a newline) that hold more than `count` lines or more than maxBytes.
+  const chunks: { bytes: Buffer; lines: number }[] = [];
+  let chunkBytes = 0;
+  let chunkLines = 0;
   for await (const chunk of source.lineChunks()) {
     throwIfCancelled(options.signal);
-    for (const line of splitLines(chunk.bytes.toString('utf8'))) {
-      if (!filtered) {
-        keep({ lines: [line], head: undefined, size: line.length + 1 });
-        continue;
+    if (!filtered) {
+      const bytes = Buffer.from(chunk.bytes);
+      const lines = countNewlines(bytes);
+      linesRead += lines;
+      chunks.push({ bytes, lines });
+      chunkBytes += bytes.length;
+      chunkLines += lines;
+      for (let oldest = chunks[0]; chunks.length > 1 && oldest && (chunkLines - oldest.lines > options.count || chunkBytes - oldest.bytes.length > options.maxBytes); oldest = chunks[0]) {
+        chunks.shift();
+        chunkBytes -= oldest.bytes.length;
+        chunkLines -= oldest.lines;
       }
-      const head = parser.head(line);
-      if (head === undefined && current) {
-        // An entry longer than the answer can hold keeps its start.
-        if (current.size < options.maxBytes) {
-          current.lines.push(line);
-          current.size += line.length + 1;
+    } else {
+      for (const line of splitLines(chunk.bytes.toString('utf8'))) {
+        linesRead++;
+        const head = parser.head(line);
+        if (head === undefined && current) {
+          // An entry longer than the answer can hold keeps its start.
+          if (current.size < options.maxBytes) {
+            current.lines.push(line);
+            current.size += line.length + 1;
+          }
+          continue;
         }
-        continue;
+        if (current) keep(current);
+        current = { lines: [line], head, size: line.length + 1 };
       }
-      if (current) keep(current);
-      current = { lines: [line], head, size: line.length + 1 };
     }
     if (Date.now() > options.deadline) {
-      stoppedEarly = 'time-budget';
-      break;
+      return { lines: [], groups: [], times: [], entries: 0, cutByBytes: false, reachedStart: false, reachedEnd: false, linesRead, stoppedEarly: 'time-budget', scannedBytes: source.consumed() };
     }
   }
-  if (current && !stoppedEarly) keep(current);
+  if (!filtered) {
+    const all = splitLines(Buffer.concat(chunks.map((c) => c.bytes)).toString('utf8'));
+    for (const line of all.slice(-options.count)) keep({ lines: [line], head: undefined, size: line.length + 1 });
+  } else if (current) keep(current);
   // Apply the byte cap from the newest entry back, as for a plain file.
   const picked: string[][] = [];
   const times: (number | undefined)[] = [];
@@ -307,7 +337,7 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
   }
   picked.reverse();
   times.reverse();
-  return { lines: picked.flat(), groups: picked, times, entries: picked.length, cutByBytes, reachedStart: !stoppedEarly, scannedBytes: source.consumed(), ...(stoppedEarly ? { stoppedEarly } : {}) };
+  return { lines: picked.flat(), groups: picked, times, entries: picked.length, cutByBytes, reachedStart: true, reachedEnd: true, scannedBytes: source.consumed() };
 }
 
 export function tailLog(log: OpenedLog, options: TailOptions): Promise<TailResult> {

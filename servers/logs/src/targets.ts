@@ -7,6 +7,7 @@ import { discoverLogs, familyOf, rotationOf, type Discovery, type LogFile } from
 import type { LogFormat } from './formats/parsers.js';
 import { inspectLog } from './inspect.js';
 import type { ScanTarget } from './scan-runner.js';
+import { GONE } from './scan-protocol.js';
 
 /** Turning what a user names (nothing, directories, files) into the logs a scan reads. */
 
@@ -34,7 +35,15 @@ export async function selectLogs(ctx: RequestContext, config: LogsConfig, guard:
   for (const userPath of paths) {
     const { real, exists } = await guard.resolve(userPath);
     if (!exists) throw ToolError.notFound(`No such log file or directory: ${userPath}. Call list_logs to see the logs you can read.`);
-    const info = await stat(real);
+    const info = await stat(real).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (!info) {
+      // Gone since it was resolved (rotated or removed): the scan reports it as skipped, the others are still read.
+      add({ path: real, name: userPath, family: real, rotation: rotationOf(path.basename(real)), size: 0, mtimeMs: 0 });
+      continue;
+    }
     if (info.isDirectory()) {
       const found = await discoverLogs({ directories: [real], files: [] }, { depth: config.limits.discoveryDepth, maxLogs: config.limits.maxLogs, signal: ctx.signal });
       for (const file of keep(found.logs)) add({ ...file, name: file.path });
@@ -64,7 +73,8 @@ export async function scanTargets(guard: PathGuard, config: LogsConfig, files: r
         else targets.push({ real: log.real, display: file.name, compressed: log.compressed, spec, size: log.size });
       });
     } catch (error) {
-      skipped.push({ display: file.name, reason: error instanceof ToolError ? error.message : 'not readable' });
+      const reason = error instanceof ToolError ? (error.kind === 'not_found' ? GONE : error.message) : (error as NodeJS.ErrnoException).code === 'ENOENT' ? GONE : 'not readable';
+      skipped.push({ display: file.name, reason });
     }
   }
   return { targets, skipped };

@@ -52,6 +52,7 @@ function commandLine(config: LogsConfig): string[] {
     args.push(JSON_FLAGS[field], names[0] as string);
   }
   if (config.entryPattern !== undefined) args.push('--entry-pattern', config.entryPattern);
+  if (config.refuseHardLinks) args.push('--refuse-hard-links');
   return [...args, ...config.directories, ...config.files];
 }
 

@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { link, mkdir, rm } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { link, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
@@ -310,5 +310,47 @@ describe.each(TRANSPORTS)('scan workers (%s)', (transport) => {
     const after = await session.callTool('search_logs', { pattern: 'two', paths: [fx.file('a.log')] });
     expect(matchesOf(after).map((m) => m.line)).toEqual([2]);
     await fx.scans(session, 'stopped');
+  });
+});
+
+describe('search_logs while logs disappear (in-process)', () => {
+  it('skips a log that disappears during the search with a note, and never fails the whole call', async () => {
+    fx = await fixture();
+    const content = lines(...Array.from({ length: 200 }, (_, i) => `2026-11-21T04:00:00Z ${i % 50 ? 'INFO' : 'ERROR'} line ${i} needle`));
+    const names = Array.from({ length: 30 }, (_, i) => `f${i}.log`);
+    for (const name of names) await fx.write(name, content);
+    const session = await fx.connect();
+    let stop = false;
+    // Rotation away and back, over and over: each log is missing for a moment, as in a rotation.
+    const churn = (async () => {
+      while (!stop) {
+        for (const name of names) {
+          await rename(fx!.file(name), fx!.file(`${name}.moved`));
+          await rename(fx!.file(`${name}.moved`), fx!.file(name));
+        }
+      }
+    })();
+    const failures: string[] = [];
+    const reasons = new Set<string>();
+    const until = Date.now() + 2500;
+    try {
+      for (let round = 0; Date.now() < until; round++) {
+        // Every other round names the files, the others search the directory.
+        const paths = round % 2 ? names.map((n) => fx!.file(n)).filter((p) => existsSync(p)) : undefined;
+        const out = await session.callTool('search_logs', { pattern: 'needle', literal: true, maxResults: 1, ...(paths ? { paths } : {}) });
+        if (out.isError) {
+          // A named file may be missing when the call starts: that is the one error a caller can be given.
+          if (!/^No such log file or directory: /.test(out.text)) failures.push(out.text);
+          continue;
+        }
+        for (const skip of (out.structured as { skipped: { reason: string }[] }).skipped) reasons.add(skip.reason);
+      }
+    } finally {
+      stop = true;
+      await churn;
+    }
+    expect(failures).toEqual([]);
+    // What is skipped is said to be gone, never outside the allowed directories.
+    expect([...reasons].filter((r) => !/^gone \(rotated or removed while the request ran\)$/.test(r))).toEqual([]);
   });
 });

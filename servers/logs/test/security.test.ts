@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { makeTempDir, protocolError } from '@suite/shared/testing';
 import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 let fx: Fixture | undefined;
@@ -83,5 +84,33 @@ describe.each(TRANSPORTS)('access and error paths (%s)', (transport) => {
     const list = await session.callTool('list_logs', {});
     expect((list.structured as { logs: { path: string }[] }).logs.map((l) => l.path)).toEqual([fx.file('a/one.log')]);
     expect((await session.callTool('tail_log', { path: fx.file('b/two.log') })).isError).toBe(true);
+  });
+
+  it('with --refuse-hard-links, refuses a log that is a hard link to a file outside the allowed directories; without it, serves it', async () => {
+    const outside = await makeTempDir('suite-logs-outside-');
+    try {
+      const secret = path.join(outside.dir, 'secret.log');
+      await writeFile(secret, lines('2026-11-21T04:00:00Z ERROR password=hunter2'));
+      fx = await fixture({ transport, config: { refuseHardLinks: true } });
+      await fx.write('app.log', lines('2026-11-21T04:00:00Z ERROR app password check failed'));
+      await link(secret, fx.file('leak.log'));
+      const session = await fx.connect();
+      const tail = await session.callTool('tail_log', { path: fx.file('leak.log') });
+      expect(tail).toMatchObject({ isError: true, text: expect.stringMatching(/^Access denied: .*leak\.log: it has 2 hard links, and the server was started with --refuse-hard-links/) });
+      expect(tail.text).not.toContain('hunter2');
+      const search = await session.callTool('search_logs', { pattern: 'password' });
+      const found = search.structured as { matches: { file: string }[]; skipped: { file: string; reason: string }[] };
+      expect(found.matches.map((m) => m.file)).toEqual([fx.file('app.log')]);
+      expect(found.skipped).toEqual([{ file: fx.file('leak.log'), reason: expect.stringMatching(/it has 2 hard links, and the server was started with --refuse-hard-links/) }]);
+      expect(await protocolError(session.readResource(`logs://file${fx.file('leak.log')}`))).toMatchObject({ code: -32003 });
+      await fx.close();
+      // Without the flag the path is all the server can check: the link is served (see the README's security model).
+      fx = await fixture({ transport });
+      await link(secret, fx.file('leak.log'));
+      const open = await fx.connect();
+      expect((await open.callTool('tail_log', { path: fx.file('leak.log') })).text).toContain('hunter2');
+    } finally {
+      await outside.cleanup();
+    }
   });
 });

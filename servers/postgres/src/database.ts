@@ -268,6 +268,8 @@ export class Database {
     const ensureBegun = async (): Promise<void> => {
       if (state.begun) return;
       state.begun = true;
+      // The early ROLLBACK may still be on the wire: pg would queue behind it, which pg 9 removes.
+      if (state.ending) await state.ending;
       await client.query(preamble.join('; '));
     };
     // A read-only transaction has nothing to keep once the user's portal is done: queue the ROLLBACK at once.

@@ -9,12 +9,14 @@ import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { appendFile, mkdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from '../src/sqlite-addon.js';
+import Database, { chooseSqliteAddon } from '../src/sqlite-addon.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
 import { BIN, makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The better-sqlite3 line the server loads on this Node, for the other processes these tests start. */
+const ADDON = JSON.stringify(chooseSqliteAddon().packageName);
 
 /**
  * Another process (not a connection of this one: SQLite's locks are per process on POSIX) that
@@ -23,7 +25,7 @@ const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
  */
 async function holdLock(file: string, mode: 'EXCLUSIVE' | 'IMMEDIATE' = 'EXCLUSIVE'): Promise<{ release: () => Promise<void>; child: ChildProcess }> {
   const script = `
-    const Database = require('better-sqlite3');
+    const Database = require(${ADDON});
     const db = new Database(process.argv[1]);
     db.exec('BEGIN ${mode}');
     db.prepare("UPDATE teams SET name = 'held' WHERE id = 1").run();
@@ -273,7 +275,7 @@ describe('the disk full during a write (a real ENOSPC from a 256 KiB tmpfs)', ()
     const file = path.join(dir, 'data.db');
     const quoted = `'${dir.replace(/'/g, `'\\''`)}'`;
     // The database is made inside the namespace, on the tmpfs, before the server opens it.
-    const seed = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body BLOB); INSERT INTO notes (body) VALUES ('kept')"); db.close();`;
+    const seed = `const D = require(${ADDON.replace(/"/g, "'")}); const db = new D(process.argv[1]); db.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body BLOB); INSERT INTO notes (body) VALUES ('kept')"); db.close();`;
     let session: SpawnedSession;
     try {
       session = await spawnServer(BIN, ['--allow-write', file], {

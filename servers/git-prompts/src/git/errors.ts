@@ -1,4 +1,4 @@
-import { ToolError, type ProcessResult } from '@suite/shared';
+import { escapeTerminalControlsInLine, ToolError, type ProcessResult } from '@suite/shared';
 
 /** Where a repository lives, for taking its paths out of git's messages. */
 export interface PathsToHide {
@@ -25,7 +25,7 @@ export function gitComplaint(stderr: string, paths?: PathsToHide): string {
       text = text.split(`${real}/`).join(shown === '.' ? '' : `${shown}/`).split(real).join(shown);
     }
   }
-  text = text.replace(/(^|[\s'"(])\/[^\s'"):]+/g, '$1<path>');
+  text = escapeTerminalControlsInLine(text.replace(/(^|[\s'"(])\/[^\s'"):]+/g, '$1<path>'));
   return text.length > 300 ? `${text.slice(0, 297)}...` : text;
 }
 

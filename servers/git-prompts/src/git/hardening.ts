@@ -15,6 +15,13 @@
  *    GIT_CONFIG_COUNT/KEY/VALUE (the same command-line scope as `-c`, and a key may hold `=`);
  * 3. the diff commands also get `--no-ext-diff --no-textconv`, so a driver named only in
  *    `.gitattributes` cannot matter either.
+ *
+ * The drivers of step 2 are collected from every configuration file a git started here could
+ * read (repository.ts, `otherConfiguration`): the files the repository includes whatever their
+ * condition, the other worktrees' `config.worktree`, and every submodule's own configuration under
+ * `.git/modules`. On top of that, no git the server starts ever enters a submodule (the diff and
+ * status commands ignore submodule work trees, `git add` stages a submodule by its commit only),
+ * so no git runs with a submodule's configuration at all.
  */
 
 /** One `name=value` override, in the command-line scope. */
@@ -49,6 +56,8 @@ const ALWAYS: readonly ConfigPair[] = [
   { key: 'submodule.recurse', value: 'false' },
   { key: 'status.submoduleSummary', value: 'false' },
   { key: 'diff.submodule', value: 'short' },
+  // Porcelain diffs and status, and the `git status` a `git add` starts inside a submodule, never look into submodule work trees.
+  { key: 'diff.ignoreSubmodules', value: 'dirty' },
   // No background maintenance (gc --auto runs a pre-auto-gc hook and long work after a commit).
   { key: 'gc.auto', value: '0' },
   { key: 'maintenance.auto', value: 'false' },
@@ -97,6 +106,9 @@ const COMMAND_KEYS: readonly RegExp[] = [
   /^web\.browser$/,
   /^(browser|man)\..+\.(cmd|path)$/,
   /^sendemail\..+$/,
+  // Configuration-defined hooks (newer git) and archive filters: no command this server runs uses them today.
+  /^hook\..+\.command$/,
+  /^tar\..+\.command$/,
 ];
 
 /** Whether git could run a program named by this key (section and variable compared case-insensitively). */
@@ -130,9 +142,24 @@ export function parseConfigListing(text: string): ConfigEntry[] {
   return entries;
 }
 
-/** What the repository (not the user) configured: its own files and the files they include. */
+/**
+ * Parses `git config --file F --list -z`: `key LF value NUL`, or `key NUL`. The entries get the scope
+ * `other`: a file of the repository that the listing of its own configuration does not show (a
+ * submodule's configuration, another worktree's, a file included under a condition not met now).
+ */
+export function parseConfigFile(text: string, origin: string): ConfigEntry[] {
+  return text
+    .split('\0')
+    .filter((item) => item !== '')
+    .map((item) => {
+      const newline = item.indexOf('\n');
+      return newline === -1 ? { scope: 'other', origin, key: item, value: undefined } : { scope: 'other', origin, key: item.slice(0, newline), value: item.slice(newline + 1) };
+    });
+}
+
+/** What the repository (not the user) configured: its own files, the files they include, its submodules' and worktrees' files. */
 function fromRepository(entry: ConfigEntry): boolean {
-  return entry.scope === 'local' || entry.scope === 'worktree';
+  return entry.scope === 'local' || entry.scope === 'worktree' || entry.scope === 'other';
 }
 
 /**

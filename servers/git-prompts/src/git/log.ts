@@ -31,12 +31,22 @@ const FIELDS = 7;
 /** A body longer than this is cut: a changelog needs the gist, not a pasted log file. */
 const MAX_BODY = 4000;
 
-/** Dates as git's --since/--until read them: ISO 8601, "2 weeks ago", "yesterday", "Jan 15 2024". */
-export function checkDate(value: string, name: string): string {
+const DATE_EXAMPLES = 'a date such as 2024-01-15, 2024-01-15T14:30:25, "2 weeks ago" or "yesterday"';
+
+/**
+ * Dates as git's --since/--until read them: ISO 8601, "2 weeks ago", "yesterday", "Jan 15 2024".
+ * git's own parser decides (`config --type=expiry-date`, the careful variant of the one --since
+ * uses): --since and --until read text they cannot parse as "now", so an unparsable end date would
+ * return every commit and an unparsable start date none. `never`, `all` and `false` mean something
+ * else to that parser and nothing to --since.
+ */
+export async function checkDate(repo: GitRepository, value: string, name: string, signal?: AbortSignal): Promise<string> {
   const trimmed = value.trim();
   if (trimmed === '' || trimmed.length > 64 || trimmed.startsWith('-') || !/^[\p{L}\p{N} :.,+\-/TZ]+$/u.test(trimmed)) {
-    throw ToolError.invalidArgument(`${name} must be a date such as 2024-01-15, 2024-01-15T14:30:25, "2 weeks ago" or "yesterday"; got ${JSON.stringify(value)}.`);
+    throw ToolError.invalidArgument(`${name} must be ${DATE_EXAMPLES}; got ${JSON.stringify(value)}.`);
   }
+  const parsed = /^(never|all|false)$/i.test(trimmed) ? undefined : await repo.run(['-c', `gitprompts.date=${trimmed}`, 'config', '--type=expiry-date', 'gitprompts.date'], signal ? { signal } : {});
+  if (!parsed?.ok) throw ToolError.invalidArgument(`${name} ${JSON.stringify(value)} is not a date git can read. Give ${DATE_EXAMPLES}.`);
   return trimmed;
 }
 

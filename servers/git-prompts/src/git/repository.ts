@@ -1,6 +1,8 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { runProcess, ToolError, type ProcessResult } from '@suite/shared';
 import { gitFailure } from './errors.js';
-import { configArguments, parseConfigListing, readCallConfig, repositoryOverrides, writeCallConfig, type ConfigEntry, type ConfigPair } from './hardening.js';
+import { configArguments, isCommandKey, parseConfigFile, parseConfigListing, readCallConfig, repositoryOverrides, writeCallConfig, type ConfigEntry, type ConfigPair } from './hardening.js';
 
 /** Process-wide settings of every git call. */
 export interface GitSettings {
@@ -71,6 +73,157 @@ export interface Discovery {
   gitDir: string;
   commonDir: string;
   config: ConfigEntry[];
+  /** What `otherConfiguration` found: entries that name programs, and every file and directory it looked at. */
+  other: ConfigEntry[];
+  otherFiles: string[];
+  /**
+   * Every object store git reads for this repository: its own `objects` (real path) and each
+   * alternate (`objects/info/alternates`, followed as git does, alternates of alternates too).
+   * `unreadable` names an alternates file git would block on or cannot read. The caller checks
+   * that all of them lie inside the roots.
+   */
+  objectStores: string[];
+  objectStoreFiles: string[];
+  unreadableStores: boolean;
+}
+
+/** git follows alternates five levels deep. */
+const MAX_ALTERNATE_DEPTH = 5;
+
+/** One line of an alternates file: C-quoted (octal escapes are bytes of UTF-8) when it starts with `"`. */
+function unquoteAlternate(line: string): string {
+  if (!line.startsWith('"') || !line.endsWith('"') || line.length < 2) return line;
+  const escapes: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+  const bytes: number[] = [];
+  const body = [...line.slice(1, -1)];
+  for (let i = 0; i < body.length; i++) {
+    const char = body[i]!;
+    if (char !== '\\') {
+      bytes.push(...Buffer.from(char, 'utf8'));
+      continue;
+    }
+    const octal = /^[0-3][0-7]{2}/.exec(body.slice(i + 1, i + 4).join(''));
+    if (octal) {
+      bytes.push(Number.parseInt(octal[0], 8));
+      i += 3;
+    } else {
+      const next = body[i + 1] ?? '';
+      bytes.push(escapes[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** The object stores of a repository (see Discovery.objectStores). */
+async function objectStores(commonDir: string): Promise<{ stores: string[]; files: string[]; unreadable: boolean }> {
+  const stores: string[] = [];
+  const files: string[] = [];
+  let unreadable = false;
+  const visit = async (objects: string, depth: number): Promise<void> => {
+    const real = await fs.realpath(objects).catch(() => path.resolve(objects));
+    if (stores.includes(real)) return;
+    stores.push(real);
+    const file = path.join(real, 'info', 'alternates');
+    files.push(file);
+    if (depth >= MAX_ALTERNATE_DEPTH) return;
+    const stat = await fs.stat(file).catch(() => undefined);
+    if (!stat) return;
+    const text = stat.isFile() ? await fs.readFile(file, 'utf8').catch(() => undefined) : undefined;
+    if (text === undefined) {
+      unreadable = true;
+      return;
+    }
+    for (const line of text.split('\n')) {
+      if (line === '' || line.startsWith('#')) continue;
+      await visit(path.resolve(real, unquoteAlternate(line)), depth + 1);
+    }
+  };
+  await visit(path.join(commonDir, 'objects'), 0);
+  return { stores, files, unreadable };
+}
+
+/** Bounds of the search for other configuration files: a repository cannot make discovery slow with thousands of them. */
+const MAX_OTHER_FILES = 200;
+const MAX_MODULE_DEPTH = 8;
+const INCLUDE_KEY = /^include(if\..*)?\.path$/i;
+
+/**
+ * Every configuration file a git started in this repository could read besides what its own
+ * listing shows: files included under a condition that does not hold now (another branch, a
+ * `hasconfig:` that a later edit makes true), the `config.worktree` of each worktree, and each
+ * submodule's configuration under `<common dir>/modules` (nested ones too) with what it includes.
+ * Each is read with `git config --file` (which runs nothing); what names a program is kept, so
+ * that every call can override it whatever git ends up reading. `files` lists what was looked at
+ * (existing or not), for noticing a change.
+ */
+async function otherConfiguration(
+  settings: GitSettings,
+  found: { top: string; gitDir: string; commonDir: string },
+  listing: readonly ConfigEntry[],
+  env: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<{ entries: ConfigEntry[]; files: string[] }> {
+  const seen = new Set<string>();
+  const files: string[] = [];
+  const entries: ConfigEntry[] = [];
+  const home = process.env.HOME ?? '/';
+  const includeTarget = (value: string, from: string): string | undefined => {
+    if (value.startsWith('~/')) return path.join(home, value.slice(2));
+    if (value.startsWith('%(prefix)/')) return undefined;
+    return path.resolve(path.dirname(from), value);
+  };
+  const pending: string[] = [];
+  for (const entry of listing) {
+    if (!entry.value || !INCLUDE_KEY.test(entry.key) || !entry.origin.startsWith('file:')) continue;
+    const target = includeTarget(entry.value, path.resolve(found.top, entry.origin.slice(5)));
+    if (target) pending.push(target);
+  }
+  pending.push(path.join(found.commonDir, 'config.worktree'));
+  const worktrees = await fs.readdir(path.join(found.commonDir, 'worktrees')).catch(() => [] as string[]);
+  for (const id of worktrees) pending.push(path.join(found.commonDir, 'worktrees', id, 'config.worktree'));
+  // Submodules' git directories: `modules/<name>` (a name may hold slashes), nested under each one's own `modules`.
+  const modules = async (dir: string, depth: number): Promise<void> => {
+    if (depth > MAX_MODULE_DEPTH || files.length >= MAX_OTHER_FILES) return;
+    files.push(dir);
+    const children = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    const isGitDir = children.some((c) => c.name === 'HEAD') && children.some((c) => c.name === 'config');
+    if (isGitDir) {
+      pending.push(path.join(dir, 'config'), path.join(dir, 'config.worktree'));
+      for (const id of await fs.readdir(path.join(dir, 'worktrees')).catch(() => [] as string[])) pending.push(path.join(dir, 'worktrees', id, 'config.worktree'));
+      await modules(path.join(dir, 'modules'), depth + 1);
+      return;
+    }
+    for (const child of children) if (child.isDirectory()) await modules(path.join(dir, child.name), depth + 1);
+  };
+  await modules(path.join(found.commonDir, 'modules'), 0);
+
+  while (pending.length > 0 && seen.size < MAX_OTHER_FILES) {
+    const batch = pending.splice(0).filter((file) => !seen.has(file));
+    for (const file of batch) seen.add(file);
+    files.push(...batch);
+    await Promise.all(
+      batch.map(async (file) => {
+        // A FIFO or a device would make `git config` wait: only regular files are read.
+        const stat = await fs.stat(file).catch(() => undefined);
+        if (!stat?.isFile()) return;
+        const listed = await run(settings, ['config', '--file', file, '--list', '-z', '--no-includes'], readCallConfig(settings.safeDirectories), env, {
+          cwd: found.top,
+          reads: true,
+          ...(signal ? { signal } : {}),
+        });
+        if (!listed.ok) return;
+        for (const entry of parseConfigFile(listed.stdout, `file:${file}`)) {
+          if (isCommandKey(entry.key)) entries.push(entry);
+          else if (entry.value && INCLUDE_KEY.test(entry.key)) {
+            const target = includeTarget(entry.value, file);
+            if (target) pending.push(target);
+          }
+        }
+      }),
+    );
+  }
+  return { entries, files };
 }
 
 /**
@@ -100,7 +253,10 @@ export async function discover(settings: GitSettings, dir: string, ceilings: rea
     ...(signal ? { signal } : {}),
   });
   if (!listing.ok) throw gitFailure(listing, 'Reading the repository configuration', { top, gitDir });
-  return { top, gitDir, commonDir, config: parseConfigListing(listing.stdout) };
+  const config = parseConfigListing(listing.stdout);
+  const other = await otherConfiguration(settings, { top, gitDir, commonDir }, config, { ...env, GIT_DIR: gitDir, GIT_WORK_TREE: top }, signal);
+  const stores = await objectStores(commonDir);
+  return { top, gitDir, commonDir, config, other: other.entries, otherFiles: other.files, objectStores: stores.stores, objectStoreFiles: stores.files, unreadableStores: stores.unreadable };
 }
 
 /**
@@ -118,9 +274,11 @@ export class GitRepository {
     readonly gitDir: string,
     readonly commonDir: string,
     config: readonly ConfigEntry[],
+    /** Programs named by the repository's other configuration files (submodules, worktrees, conditional includes). */
+    private readonly other: readonly ConfigEntry[],
     private readonly settings: GitSettings,
   ) {
-    this.readPairs = [...readCallConfig(settings.safeDirectories), ...repositoryOverrides(config)];
+    this.readPairs = [...readCallConfig(settings.safeDirectories), ...repositoryOverrides([...config, ...other])];
   }
 
   private pinned(env: Record<string, string>): Record<string, string> {
@@ -153,7 +311,7 @@ export class GitRepository {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (!listing.ok) throw this.failure(listing, what);
-    const { pairs, signs } = writeCallConfig(parseConfigListing(listing.stdout), this.settings.safeDirectories);
+    const { pairs, signs } = writeCallConfig([...parseConfigListing(listing.stdout), ...this.other], this.settings.safeDirectories);
     return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: signs ? [...WRITE_PASS_ENV, ...SIGNING_PASS_ENV] : WRITE_PASS_ENV, reads: false });
   }
 

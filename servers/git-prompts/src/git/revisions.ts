@@ -106,6 +106,9 @@ export async function currentBranch(repo: GitRepository, signal?: AbortSignal): 
   return result.ok ? result.stdout.trim() || undefined : undefined;
 }
 
+/** The branches a pull request targets by default, in order of preference (after origin's HEAD). */
+export const BASE_CANDIDATES: readonly string[] = ['main', 'master', 'trunk', 'develop', 'origin/main', 'origin/master'];
+
 /**
  * The branch a pull request would target: the remote's default branch when known, else the first
  * of main, master, trunk, develop that exists and is not the current branch.
@@ -118,7 +121,7 @@ export async function defaultBase(repo: GitRepository, signal?: AbortSignal): Pr
     currentBranch(repo, signal),
   ]);
   const remote = remoteHead.ok ? remoteHead.stdout.trim() : '';
-  const candidates = [...(remote ? [remote] : []), 'main', 'master', 'trunk', 'develop', 'origin/main', 'origin/master'];
+  const candidates = [...(remote ? [remote] : []), ...BASE_CANDIDATES];
   for (const name of candidates) {
     if (name === current) continue;
     if (refs.branches.includes(name) || refs.remotes.includes(name)) return name;

@@ -3,7 +3,7 @@ import type { PromptDefinition } from '@suite/shared';
 import { isConventional } from '../commit-message.js';
 import { completeRef } from '../completion.js';
 import { readLog, type Commit } from '../git/log.js';
-import { lastTag, resolveRange } from '../git/revisions.js';
+import { hasCommits, lastTag, resolveRange } from '../git/revisions.js';
 import { gitUri } from '../uris.js';
 import type { Workspace } from '../workspace.js';
 import { embed, repoArgument, repoCompleter, say } from './messages.js';
@@ -59,6 +59,9 @@ export function changelogPrompt(ws: Workspace): PromptDefinition<typeof args> {
       const range = start ? await resolveRange(repo, `${start}..HEAD`, ctx.signal) : undefined;
       const { commits, more } = await readLog(repo, { maxCount: MAX_COMMITS, ...(range ? { range: { from: range.from, to: range.to } } : {}), signal: ctx.signal });
       const since = start ? `since ${start}` : `of the whole history (no tag yet${more ? `; the ${MAX_COMMITS} newest commits` : ''})`;
+      if (commits.length === 0 && !start && !(await hasCommits(repo, ctx.signal))) {
+        return { description: `${repo.name} has no commits yet`, messages: [say(`${repo.name} has no commits yet, so there is nothing for a changelog.`)] };
+      }
       if (commits.length === 0) {
         return { description: `No changes ${since}`, messages: [say(`There are no commits ${since} in ${repo.name}, so there is nothing for a changelog yet.`)] };
       }

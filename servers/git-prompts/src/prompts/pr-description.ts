@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ToolError, type PromptDefinition } from '@suite/shared';
 import { completeRef } from '../completion.js';
-import { currentBranch, defaultBase, resolveRevision } from '../git/revisions.js';
+import { BASE_CANDIDATES, currentBranch, defaultBase, hasCommits, resolveRevision } from '../git/revisions.js';
 import { gitUri } from '../uris.js';
 import type { Workspace } from '../workspace.js';
 import { embed, repoArgument, repoCompleter, say } from './messages.js';
@@ -30,10 +30,24 @@ export function prDescriptionPrompt(ws: Workspace): PromptDefinition<typeof args
     complete: { base: (value, context, ctx) => completeRef(ws, ctx, context.arguments.repo, value), repo: repoCompleter(ws) },
     get: async ({ base, repo: repoName }, ctx) => {
       const repo = await ws.resolve(ctx, repoName, 'repo');
+      const current = await currentBranch(repo, ctx.signal);
+      if (!(await hasCommits(repo, ctx.signal))) {
+        return {
+          description: `${repo.name} has no commits yet`,
+          messages: [say(`${repo.name} has no commits yet${current ? ` (${current} is still to be born)` : ''}, so there is no pull request to describe. Commit the work first.`)],
+        };
+      }
       const target = base?.trim() || (await defaultBase(repo, ctx.signal));
-      if (!target) throw ToolError.invalidArgument(`${repo.name} has no main, master, trunk or develop branch to compare with; give base.`);
+      if (!target) {
+        if (current && BASE_CANDIDATES.includes(current)) {
+          throw ToolError.invalidArgument(
+            `${repo.name} is on ${current}, which is the branch a pull request would go into, and there is no other base to compare it with. Switch to the branch of the pull request (git_checkout), or give base.`,
+          );
+        }
+        throw ToolError.invalidArgument(`${repo.name} has no main, master, trunk or develop branch (and no origin/HEAD) to compare with; give base.`);
+      }
       const baseOid = await resolveRevision(repo, target, { peel: 'commit', what: 'base', signal: ctx.signal });
-      const branch = (await currentBranch(repo, ctx.signal)) ?? 'HEAD';
+      const branch = current ?? 'HEAD';
       const count = Number((await repo.read(['rev-list', '--count', `${baseOid}..HEAD`], 'git rev-list', { signal: ctx.signal })).trim());
       if (count === 0) {
         return {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { PromptDefinition } from '@suite/shared';
 import { completeRef } from '../completion.js';
 import { hasChanges } from '../git/diff.js';
-import { resolveRevision } from '../git/revisions.js';
+import { hasCommits, resolveRevision } from '../git/revisions.js';
 import { gitUri } from '../uris.js';
 import type { Workspace } from '../workspace.js';
 import { embed, repoArgument, repoCompleter, say } from './messages.js';
@@ -46,6 +46,12 @@ export function reviewChangesPrompt(ws: Workspace): PromptDefinition<typeof args
       } else if (choice === 'unstaged' || (choice === undefined && (await hasChanges(repo, 'unstaged', ctx.signal)))) {
         [what, uri] = ['the unstaged changes', gitUri.unstaged(repo.name)];
       } else if (choice === undefined) {
+        if (!(await hasCommits(repo, ctx.signal))) {
+          return {
+            description: `Nothing to review in ${repo.name}`,
+            messages: [say(`${repo.name} has no commits yet and nothing staged or changed in its working tree, so there is nothing to review.`)],
+          };
+        }
         [what, uri] = ['the last commit (nothing is staged or changed in the working tree)', gitUri.show(repo.name, 'HEAD')];
       } else {
         // Checked here so a typo gets a clear answer rather than an error from the attached resource.

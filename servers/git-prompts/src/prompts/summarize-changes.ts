@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PromptDefinition } from '@suite/shared';
 import { completeRange } from '../completion.js';
-import { lastTag, resolveRange } from '../git/revisions.js';
+import { hasCommits, lastTag, resolveRange } from '../git/revisions.js';
 import { gitUri } from '../uris.js';
 import type { Workspace } from '../workspace.js';
 import { embed, repoArgument, repoCompleter, say } from './messages.js';
@@ -33,11 +33,19 @@ export function summarizeChangesPrompt(ws: Workspace): PromptDefinition<typeof a
       let spec = range?.trim() || undefined;
       let since: string;
       if (spec === undefined) {
+        if (!(await hasCommits(repo, ctx.signal))) {
+          return { description: `${repo.name} has no commits yet`, messages: [say(`${repo.name} has no commits yet, so there are no changes to summarise. Commit some work first.`)] };
+        }
         const tag = await lastTag(repo, ctx.signal);
         if (tag === undefined) {
+          const total = Number((await repo.read(['rev-list', '--count', `--max-count=${RECENT_WITHOUT_TAG}`, 'HEAD'], 'git rev-list', { signal: ctx.signal })).trim());
+          const which = total === 1 ? 'the only commit' : total < RECENT_WITHOUT_TAG ? `all ${total} commits` : `the last ${RECENT_WITHOUT_TAG} commits`;
           return {
-            description: `The last ${RECENT_WITHOUT_TAG} commits of ${repo.name}`,
-            messages: [say(`Summarise the recent work in ${repo.name}: the last ${RECENT_WITHOUT_TAG} commits are attached (the repository has no tag to start from).\n\n${INSTRUCTIONS}`), ...(await embed(ctx, gitUri.log(repo.name, RECENT_WITHOUT_TAG)))],
+            description: `${which[0]!.toUpperCase()}${which.slice(1)} of ${repo.name}`,
+            messages: [
+              say(`Summarise the recent work in ${repo.name}: ${which} ${total === 1 ? 'is' : 'are'} attached (the repository has no tag to start from).\n\n${INSTRUCTIONS}`),
+              ...(await embed(ctx, gitUri.log(repo.name, RECENT_WITHOUT_TAG))),
+            ],
           };
         }
         spec = `${tag}..HEAD`;

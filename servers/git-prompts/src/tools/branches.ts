@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ToolError, type ToolDefinition } from '@suite/shared';
 import type { GitRepository } from '../git/repository.js';
-import { checkRevisionText, currentBranch, listRefs, resolveRevision } from '../git/revisions.js';
+import { currentBranch, listRefs, resolveRevision } from '../git/revisions.js';
 import { parseStatus } from '../git/status.js';
 import type { Workspace } from '../workspace.js';
 import { repoPath } from './arguments.js';
@@ -13,13 +13,34 @@ const createInput = z.object({
 });
 const checkoutInput = z.object({ repo_path: repoPath, branch_name: z.string().min(1).max(200).describe('An existing local branch.') });
 
-/** A branch name git accepts (`check-ref-format`), never one read as an option. */
-async function checkBranchName(repo: GitRepository, name: string, signal: AbortSignal): Promise<void> {
-  checkRevisionText(name, 'branch name');
-  const valid = await repo.run(['check-ref-format', `refs/heads/${name}`], { signal });
-  if (!valid.ok || name.includes('@{') || name === 'HEAD') {
-    throw ToolError.invalidArgument(`${JSON.stringify(name)} is not a valid branch name (no spaces, "..", "~", "^", ":", "?", "*", "[", "\\" or trailing "/" or ".lock").`);
+/**
+ * Why git would refuse this branch name (the rules of `git check-ref-format --branch`), or why this
+ * server does: a leading `-` (read as an option) and a leading `refs/` (`refs/heads/x` would create
+ * `refs/heads/refs/heads/x`, surely not what was meant). Undefined when the name is fine.
+ */
+export function branchNameProblem(name: string): string | undefined {
+  if (name.length === 0) return 'it is empty';
+  if (name.startsWith('-')) return 'it starts with "-", which git would read as an option';
+  if (/^refs\//i.test(name)) return 'it starts with "refs/"; give the short name of the branch, as git_branch lists it (without refs/heads/)';
+  if (name === 'HEAD' || name === '@') return `"${name}" is reserved by git`;
+  // eslint-disable-next-line no-control-regex
+  const bad = /[\x00-\x20\x7f~^:?*[\\]/.exec(name);
+  if (bad) return `it contains ${bad[0] === ' ' ? 'a space' : bad[0].charCodeAt(0) < 0x20 || bad[0] === '\x7f' ? 'a control character' : `"${bad[0]}"`}, which git does not allow in a branch name`;
+  if (name.includes('..')) return 'it contains "..", which git reads as a range';
+  if (name.includes('@{')) return 'it contains "@{", which git reads as a reflog reference';
+  if (name.startsWith('/') || name.endsWith('/') || name.includes('//')) return 'it begins or ends with "/", or has an empty part between two slashes';
+  if (name.endsWith('.')) return 'it ends with "."';
+  for (const part of name.split('/')) {
+    if (part.startsWith('.')) return `its part "${part}" begins with ".", which git does not allow`;
+    if (part.endsWith('.lock')) return `its part "${part}" ends with ".lock", which git reserves for its lock files`;
   }
+  return undefined;
+}
+
+/** A branch name git accepts (`check-ref-format --branch`), never one read as an option; the refusal says why. */
+async function checkBranchName(repo: GitRepository, name: string, signal: AbortSignal): Promise<void> {
+  const problem = branchNameProblem(name) ?? ((await repo.run(['check-ref-format', '--branch', name], { signal })).ok ? undefined : 'git check-ref-format refuses it');
+  if (problem) throw ToolError.invalidArgument(`${JSON.stringify(name)} is not a valid branch name: ${problem}.`);
 }
 
 async function branchExists(repo: GitRepository, name: string, signal: AbortSignal): Promise<boolean> {
@@ -62,7 +83,7 @@ export function gitCheckout(ws: Workspace): ToolDefinition<typeof checkoutInput>
     annotations: { title: 'Switch branches', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async ({ repo_path, branch_name }, ctx) => {
       const repo = await ws.resolve(ctx, repo_path);
-      checkRevisionText(branch_name, 'branch name');
+      await checkBranchName(repo, branch_name, ctx.signal);
       if (!(await branchExists(repo, branch_name, ctx.signal))) {
         const refs = await listRefs(repo, ctx.signal);
         const remote = refs.remotes.find((r) => r.endsWith(`/${branch_name}`));

@@ -34,8 +34,8 @@ export function gitLog(ws: Workspace): ToolDefinition<typeof input, typeof outpu
     annotations: { title: 'Show the commit history', ...READ_ONLY },
     handler: async ({ repo_path, max_count, start_timestamp, end_timestamp, author, path }, ctx) => {
       const repo = await ws.resolve(ctx, repo_path);
-      const since = start_timestamp !== undefined ? checkDate(start_timestamp, 'start_timestamp') : undefined;
-      const until = end_timestamp !== undefined ? checkDate(end_timestamp, 'end_timestamp') : undefined;
+      const since = start_timestamp !== undefined ? await checkDate(repo, start_timestamp, 'start_timestamp', ctx.signal) : undefined;
+      const until = end_timestamp !== undefined ? await checkDate(repo, end_timestamp, 'end_timestamp', ctx.signal) : undefined;
       const only = path !== undefined ? (await resolveRepoPath(repo, path)).relative : undefined;
       const { commits, more } = await readLog(repo, {
         maxCount: max_count,

@@ -1,8 +1,9 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, type ToolDefinition } from '@suite/shared';
 import { literalPathspec, resolveRepoPath } from '../git/repo-paths.js';
 import type { GitRepository } from '../git/repository.js';
-import { hasCommits } from '../git/revisions.js';
 import { readStatus } from '../git/status.js';
 import type { Workspace } from '../workspace.js';
 import { repoPath } from './arguments.js';
@@ -23,6 +24,54 @@ async function pathspecs(repo: GitRepository, paths: readonly string[]): Promise
   return out;
 }
 
+/**
+ * The submodules (gitlinks of the index) these pathspecs reach. `git add` would start a `git status`
+ * inside each one to see whether its work tree is dirty, and that git reads the submodule's own
+ * configuration (its filters and drivers): they are left out of `git add` and staged by their commit.
+ */
+async function gitlinksUnder(repo: GitRepository, specs: readonly string[], signal: AbortSignal): Promise<string[]> {
+  const listed = await repo.read(['ls-files', '-z', '--stage', '--', ...specs], 'git ls-files', { signal, maxOutputBytes: 256 * 1024 * 1024 });
+  const gitlinks = new Set<string>();
+  for (const record of listed.split('\0')) {
+    // "<mode> <oid> <stage>\t<path>"
+    if (!record.startsWith('160000 ')) continue;
+    const tab = record.indexOf('\t');
+    if (tab !== -1) gitlinks.add(record.slice(tab + 1));
+  }
+  return [...gitlinks];
+}
+
+/** Stages submodules by the commit their work tree has checked out, without running git inside them. */
+async function stageGitlinks(repo: GitRepository, gitlinks: readonly string[], signal: AbortSignal): Promise<void> {
+  const update: string[] = [];
+  for (const gitlink of gitlinks) {
+    const dir = path.join(repo.top, gitlink);
+    const [dirStat, dotGit] = await Promise.all([fs.lstat(dir).catch(() => undefined), fs.lstat(path.join(dir, '.git')).catch(() => undefined)]);
+    // Deleted: stage the deletion. Checked out: stage its commit. Not initialised (an empty directory): nothing changed.
+    if (!dirStat || (dirStat.isDirectory() && dotGit)) update.push(gitlink);
+  }
+  if (update.length === 0) return;
+  const result = await repo.write(['update-index', '--add', '--remove', '--', ...update], 'git add', { signal });
+  if (!result.ok) throw repo.failure(result, 'git add');
+}
+
+/** Operations whose state lives in the git directory, and what a whole-index reset would do to each. */
+const IN_PROGRESS: readonly { file: string; what: string; finish: string }[] = [
+  { file: 'rebase-merge', what: 'a rebase', finish: 'git rebase --continue or git rebase --abort' },
+  { file: 'rebase-apply', what: 'a rebase or git am', finish: 'git rebase --continue / git am --continue, or --abort' },
+  { file: 'MERGE_HEAD', what: 'a merge', finish: 'git_commit once the conflicts are resolved and staged, or git merge --abort' },
+  { file: 'CHERRY_PICK_HEAD', what: 'a cherry-pick', finish: 'git cherry-pick --continue or git cherry-pick --abort' },
+  { file: 'REVERT_HEAD', what: 'a revert', finish: 'git revert --continue or git revert --abort' },
+];
+
+/** The merge, rebase, cherry-pick or revert under way in this worktree, if any. */
+async function operationInProgress(repo: GitRepository): Promise<(typeof IN_PROGRESS)[number] | undefined> {
+  for (const operation of IN_PROGRESS) {
+    if (await fs.lstat(path.join(repo.gitDir, operation.file)).then(() => true, () => false)) return operation;
+  }
+  return undefined;
+}
+
 async function stagedSummary(repo: GitRepository, signal: AbortSignal): Promise<string> {
   const status = await readStatus(repo, signal);
   if (status.staged.length === 0) return 'Nothing is staged now.';
@@ -41,7 +90,8 @@ export function gitAdd(ws: Workspace): ToolDefinition<typeof addInput> {
     handler: async ({ repo_path, files: paths }, ctx) => {
       const repo = await ws.resolve(ctx, repo_path);
       const specs = await pathspecs(repo, paths);
-      const result = await repo.write(['add', '--', ...specs], 'git add', { signal: ctx.signal });
+      const gitlinks = await gitlinksUnder(repo, specs, ctx.signal);
+      const result = await repo.write(['add', '--', ...specs, ...gitlinks.map((p) => `:(exclude,top,literal)${p}`)], 'git add', { signal: ctx.signal });
       if (!result.ok) {
         const unmatched = /pathspec '(?::\([^)]*\))?(.*?)' did not match any files/.exec(result.stderr);
         if (unmatched) throw ToolError.notFound(`${JSON.stringify(unmatched[1])} matches no file with changes in ${repo.name}. git_status lists what changed.`);
@@ -50,6 +100,7 @@ export function gitAdd(ws: Workspace): ToolDefinition<typeof addInput> {
         }
         throw repo.failure(result, 'git add');
       }
+      await stageGitlinks(repo, gitlinks, ctx.signal);
       return `Staged ${paths.length === 1 ? paths[0] : `${paths.length} paths`} in ${repo.name}.\n${await stagedSummary(repo, ctx.signal)}`;
     },
   };
@@ -66,13 +117,33 @@ export function gitReset(ws: Workspace): ToolDefinition<typeof resetInput> {
     handler: async ({ repo_path, files: paths }, ctx) => {
       const repo = await ws.resolve(ctx, repo_path);
       const specs = paths ? await pathspecs(repo, paths) : [];
-      // Before the first commit there is no HEAD to reset to: removing entries from the index is the same thing.
-      const args = (await hasCommits(repo, ctx.signal))
-        ? ['reset', '--quiet', ...(specs.length > 0 ? ['--', ...specs] : [])]
-        : ['rm', '--cached', '-r', '--quiet', '--ignore-unmatch', '--', ...(specs.length > 0 ? specs : [':/'])];
+      // A whole-index reset ends a merge (MERGE_HEAD and MERGE_MSG are removed) and forgets the conflicts of
+      // any operation; unstaging a conflicted path forgets its conflict. Neither may happen as a side effect.
+      const operation = await operationInProgress(repo);
+      if (operation) {
+        if (specs.length === 0) {
+          throw ToolError.conflict(
+            `${repo.name} is in the middle of ${operation.what}; unstaging everything would discard its state (and its conflicts), so nothing was changed. Finish it (${operation.finish}), or name the files to unstage.`,
+          );
+        }
+        const conflicted = (await repo.read(['ls-files', '-z', '--unmerged', '--', ...specs], 'git ls-files', { signal: ctx.signal }))
+          .split('\0')
+          .filter(Boolean)
+          .map((record) => record.slice(record.indexOf('\t') + 1));
+        if (conflicted.length > 0) {
+          const names = [...new Set(conflicted)];
+          throw ToolError.conflict(
+            `${repo.name} is in the middle of ${operation.what} and ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''} ${names.length === 1 ? 'has a conflict' : 'have conflicts'}; unstaging would discard the conflict, so nothing was changed. Resolve it and stage the result with git_add, or finish the operation (${operation.finish}).`,
+          );
+        }
+      }
+      // Before the first commit, git reset empties the index (or the named paths of it): the same thing.
+      // Not `git rm --cached`, which runs `git submodule foreach` inside every submodule it meets.
+      const args = ['reset', '--quiet', ...(specs.length > 0 ? ['--', ...specs] : [])];
       const result = await repo.write(args, 'git reset', { signal: ctx.signal });
       if (!result.ok) throw repo.failure(result, 'git reset');
-      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : `${paths.length} paths`) : 'everything'} in ${repo.name}; the working tree is unchanged.\n${await stagedSummary(repo, ctx.signal)}`;
+      const kept = operation ? ` The ${operation.what.replace(/^an? /, '')} in progress is kept.` : '';
+      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : `${paths.length} paths`) : 'everything'} in ${repo.name}; the working tree is unchanged.${kept}\n${await stagedSummary(repo, ctx.signal)}`;
     },
   };
 }

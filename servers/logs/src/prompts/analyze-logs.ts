@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PromptDefinition } from '@suite/shared';
+import { escapeTerminalControls, escapeTerminalControlsInLine, type PromptDefinition } from '@suite/shared';
 import { logGuard } from '../access.js';
 import type { LogsConfig } from '../config.js';
 import { completeLogPath } from '../known-logs.js';
@@ -37,9 +37,9 @@ export function analyzeLogs(config: LogsConfig): PromptDefinition<typeof args> {
         'Summarise what happened: errors and warnings (what, how often, since when), bursts or unusual patterns, the likely root causes, ' +
         'and what to check or fix next. Quote the lines you rely on. If you need more than is embedded, use search_logs, log_stats or read_log_range.';
       return {
-        description: `Analysis of the last ${timeframe} of ${scope}`,
+        description: escapeTerminalControlsInLine(`Analysis of the last ${timeframe} of ${scope}`),
         messages: [
-          { role: 'user', content: { type: 'text', text: instruction } },
+          { role: 'user', content: { type: 'text', text: escapeTerminalControls(instruction) } },
           ...(await ctx.embedResource(uri)).map((content) => ({ role: 'user' as const, content })),
         ],
       };

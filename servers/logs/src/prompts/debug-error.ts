@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { PromptDefinition, RequestContext } from '@suite/shared';
+import { escapeTerminalControls, escapeTerminalControlsInLine, type PromptDefinition, type RequestContext } from '@suite/shared';
 import { logGuard, withLog } from '../access.js';
 import type { LogsConfig } from '../config.js';
 import { completeLogPath, knownLogs } from '../known-logs.js';
@@ -42,7 +42,7 @@ async function recentErrors(value: string, ctx: RequestContext, config: LogsConf
     }).catch(() => undefined);
     if (messages.size >= 100) break;
   }
-  return [...messages.values()];
+  return [...messages.values()].map((m) => escapeTerminalControlsInLine(m));
 }
 
 /**
@@ -87,8 +87,8 @@ export function debugError(config: LogsConfig): PromptDefinition<typeof args> {
       const contents = [];
       for (const uri of embedded) contents.push(...(await ctx.embedResource(uri)));
       return {
-        description: `Debugging ${JSON.stringify(error.slice(0, 80))}`,
-        messages: [{ role: 'user', content: { type: 'text', text: instruction } }, ...contents.map((content) => ({ role: 'user' as const, content }))],
+        description: escapeTerminalControlsInLine(`Debugging ${JSON.stringify(error.slice(0, 80))}`),
+        messages: [{ role: 'user', content: { type: 'text', text: escapeTerminalControls(instruction) } }, ...contents.map((content) => ({ role: 'user' as const, content }))],
       };
     },
   };

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import {
+  escapeTerminalControls,
+  escapeTerminalControlsInLine,
   decodeCursor,
   encodeCursor,
   type ChangeSource,
@@ -28,7 +30,6 @@ import { fileUri, fileView } from '../uris.js';
  */
 
 const PAGE_SIZE = 200;
-const READ_BUDGET_MS = 10_000;
 /** Listing watches stop at this depth below a root (as discovery does). */
 const SKIPPED = new Set(['.git', 'node_modules', '.svn', '.hg']);
 
@@ -48,15 +49,22 @@ export async function readLogView(uri: string, variables: TemplateVariables, ctx
       filter,
       spec,
       signal: ctx.signal,
-      deadline: Date.now() + READ_BUDGET_MS,
+      deadline: Date.now() + config.limits.tailBudgetMs,
       maxScanBytes: config.limits.maxTailScanBytes,
     });
     const notes: string[] = [];
+    if (!result.reachedEnd) {
+      notes.push(
+        `[the end of this log was not reached: it is compressed, so it can only be read from its start, and ${config.limits.tailBudgetMs / 1000} s decompressed ${result.linesRead ?? 0} lines of it ` +
+          `(${formatBytes(result.scannedBytes)} of ${formatBytes(log.size)} compressed) without reaching the end. No lines are shown, since they would not be the last ones; the search_logs tool reads all of it]`,
+      );
+      return { uri, mimeType: 'text/plain', text: escapeTerminalControls(notes.join('\n')) };
+    }
     if (!result.reachedStart || result.cutByBytes) {
       notes.push(`[${hasFilter(filter) ? 'the last matching entries' : 'the last lines'}, at most ${formatBytes(maxBytes)}, of ${formatBytes(log.size)}; use the read_log_range and search_logs tools for the rest]`);
     }
     if (result.lines.length === 0) notes.push(hasFilter(filter) ? '[no entries match]' : '[empty log]');
-    return { uri, mimeType: 'text/plain', text: [...notes, ...result.lines].join('\n') };
+    return { uri, mimeType: 'text/plain', text: escapeTerminalControls([...notes, ...result.lines].join('\n')) };
   });
 }
 
@@ -114,10 +122,10 @@ async function listLogs(cursor: string | undefined, ctx: RequestContext, config:
     const modified = new Date(log.mtimeMs).toISOString();
     resources.push({
       uri: fileUri(log.path),
-      name: log.name,
-      title: path.basename(log.path),
+      name: escapeTerminalControlsInLine(log.name),
+      title: escapeTerminalControlsInLine(path.basename(log.path)),
       // The time is in the description too: clients older than annotations show only the text.
-      description: `${kind}, ${formatBytes(log.size)}, modified ${modified}${log.rotation.kind !== 'live' ? `, rotated from ${path.basename(log.family)}` : ''}`,
+      description: escapeTerminalControlsInLine(`${kind}, ${formatBytes(log.size)}, modified ${modified}${log.rotation.kind !== 'live' ? `, rotated from ${path.basename(log.family)}` : ''}`),
       mimeType: 'text/plain',
       size: log.size,
       annotations: { lastModified: modified },

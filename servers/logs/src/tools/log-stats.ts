@@ -30,6 +30,7 @@ const output = z.object({
   continuationLines: z.number().describe('Lines that belong to a multi-line entry (stack frames).'),
   levels: levelCounts,
   withoutTime: z.number().describe('Entries with no timestamp (not in the timeline).'),
+  implausibleTimes: z.number().optional().describe('Of those, entries whose timestamp cannot be right (more than 7 days ahead of now, or before 1990: garbage, often from a damaged file).'),
   first: z.string().optional(),
   last: z.string().optional(),
   bucket: z.string(),
@@ -45,7 +46,7 @@ const output = z.object({
     }),
   ),
   distinctErrors: z.number(),
-  files: z.array(z.object({ file: z.string(), lines: z.number().optional(), skipped: z.string().optional() })),
+  files: z.array(z.object({ file: z.string(), lines: z.number().optional(), note: z.string().optional().describe('Read only in part, and why.'), skipped: z.string().optional() })),
   complete: z.boolean().describe('False when the time budget ran out before every file was read.'),
   bytesScanned: z.number(),
   durationMs: z.number(),
@@ -79,9 +80,13 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
         errorLevel: args.errorLevel,
       };
       const report = await runScan({ kind: 'stats', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, () => 'counting');
-      const stats: StatsResult = report.stats ?? { entries: 0, continuationLines: 0, levels: {}, withoutTime: 0, bucketMs: 60_000, timeline: [], topErrors: [], distinctErrors: 0 };
+      const stats: StatsResult = report.stats ?? { entries: 0, continuationLines: 0, levels: {}, withoutTime: 0, implausibleTimes: 0, bucketMs: 60_000, timeline: [], topErrors: [], distinctErrors: 0 };
       const fileRows = [
-        ...report.files.map((f) => (f.outcome.status === 'scanned' ? { file: f.display, lines: f.outcome.lines } : { file: f.display, skipped: f.outcome.reason })),
+        ...report.files.map((f) =>
+          f.outcome.status === 'scanned'
+            ? { file: f.display, lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: f.outcome.note } : {}) }
+            : { file: f.display, skipped: f.outcome.reason },
+        ),
         ...skipped.map((s) => ({ file: s.display, skipped: s.reason })),
       ];
       const complete = report.stopped === undefined && report.filesNotReached === 0;
@@ -90,6 +95,7 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
         continuationLines: stats.continuationLines,
         levels: stats.levels,
         withoutTime: stats.withoutTime,
+        ...(stats.implausibleTimes > 0 ? { implausibleTimes: stats.implausibleTimes } : {}),
         ...(stats.first !== undefined ? { first: iso(stats.first) } : {}),
         ...(stats.last !== undefined ? { last: iso(stats.last) } : {}),
         bucket: formatDuration(stats.bucketMs),
@@ -120,6 +126,7 @@ function formatStats(s: z.output<typeof output>, budgetMs: number): string {
   const levels = Object.entries(s.levels).map(([level, n]) => `${level} ${n}`);
   if (levels.length > 0) lines.push(`By level: ${levels.join(', ')}.`);
   if (s.withoutTime > 0) lines.push(`${s.withoutTime} entries have no timestamp (left out of the timeline).`);
+  if (s.implausibleTimes) lines.push(`${s.implausibleTimes} of them have a timestamp that cannot be right (more than 7 days ahead of now, or before 1990), counted as without one.`);
   if (s.timeline.length > 0) {
     lines.push('', `Timeline (${s.bucket} buckets):`);
     for (const b of s.timeline) lines.push(`${b.start}  ${Object.entries(b.counts).map(([level, n]) => `${level} ${n}`).join(', ')}`);
@@ -128,6 +135,7 @@ function formatStats(s: z.output<typeof output>, budgetMs: number): string {
     lines.push('', `Top error messages (${s.distinctErrors} distinct):`);
     for (const t of s.topErrors) lines.push(`${t.count}x [${t.level}] ${t.pattern}${t.first ? `  (first ${t.first}, last ${t.last})` : ''}\n    e.g. ${t.example.split('\n')[0]}`);
   }
+  for (const f of s.files) if (f.note) lines.push(`[${f.file}: ${f.note}]`);
   for (const f of s.files) if (f.skipped) lines.push(`[skipped ${f.file}: ${f.skipped}]`);
   if (!s.complete) lines.push(`[incomplete: the time budget of ${budgetMs / 1000} s ran out; narrow the files or the time range, or raise timeBudgetSeconds]`);
   return lines.join('\n');

@@ -24,8 +24,9 @@ export function readNewLines(config: LogsConfig): ToolDefinition<typeof input, t
     name: 'read_new_lines',
     description:
       'Follows a log like tail -f, for clients that do not subscribe to resources: returns the complete lines appended since the cursor, ' +
-      'and the next cursor. Detects rotation (the file was renamed and a new one created: the rest of the old file comes first) and ' +
-      'truncation (copytruncate), and says so in status and notes. The first call, without a cursor, returns a cursor at the current end.',
+      'and the next cursor. Detects rotation (the file was renamed and a new one created) and truncation (copytruncate, a rewrite), ' +
+      'and says so in status and notes; the lines written before a rotation that the last call had not seen come first, from the rotated copy ' +
+      '(app.log.1, compressed or not), or a note says they may be missing. The first call, without a cursor, returns a cursor at the current end.',
     input,
     output,
     annotations: { title: 'Read new lines', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },

@@ -8,8 +8,6 @@ import { textLog } from '../inspect.js';
 import { hasFilter, tailLog } from '../tail.js';
 
 const MAX_LINES = 5000;
-/** A filtered tail that has not found its entries by then returns what it has. */
-const TAIL_BUDGET_MS = 10_000;
 
 const input = z.object({
   path: pathArg,
@@ -26,7 +24,8 @@ const output = z.object({
   entries: z.number().describe('Entries returned (a multi-line entry counts once); equals the line count without a filter.'),
   reachedStart: z.boolean().describe('The whole file was looked at.'),
   cutByBytes: z.boolean().describe('Older lines were left out to keep the answer small.'),
-  stoppedEarly: z.enum(['time-budget', 'scan-limit']).optional().describe('A filtered tail gave up before finding as many entries as asked.'),
+  reachedEnd: z.boolean().describe('The end of the file was read. False only for a .gz file too large to decompress within the time budget: lines is then empty, since the lines read were not the last ones.'),
+  stoppedEarly: z.enum(['time-budget', 'scan-limit']).optional().describe('A filtered tail gave up before finding as many entries as asked, or a .gz tail before reaching the end.'),
 });
 
 export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, typeof output> {
@@ -51,14 +50,20 @@ export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, ty
           filter,
           spec,
           signal: ctx.signal,
-          deadline: Date.now() + TAIL_BUDGET_MS,
+          deadline: Date.now() + config.limits.tailBudgetMs,
           maxScanBytes: config.limits.maxTailScanBytes,
         });
         const notes: string[] = [];
         const filtered = hasFilter(filter);
-        if (result.lines.length === 0) notes.push(filtered ? `No entries match in ${args.path}${result.reachedStart ? '' : ' (in the part read)'}.` : `${args.path} is empty.`);
+        const budget = `${config.limits.tailBudgetMs / 1000} s`;
+        if (!result.reachedEnd) {
+          notes.push(
+            `[the end of ${args.path} was not reached: it is compressed, so it can only be read from its start, and ${budget} decompressed ${result.linesRead ?? 0} lines of it without reaching the end. ` +
+              'No lines are shown, since they would not be the last ones. search_logs (with a pattern and a longer timeBudgetSeconds) reads all of it; read_log_range reads lines by number]',
+          );
+        } else if (result.lines.length === 0) notes.push(filtered ? `No entries match in ${args.path}${result.reachedStart ? '' : ' (in the part read)'}.` : `${args.path} is empty.`);
         if (result.cutByBytes) notes.push(`[older lines left out: the answer is capped at ${formatBytes(config.limits.maxOutputBytes)}; ask for fewer lines]`);
-        if (result.stoppedEarly === 'time-budget') notes.push(`[stopped after ${TAIL_BUDGET_MS / 1000} s with ${result.entries} of ${args.lines} entries; search_logs looks through the whole file]`);
+        if (result.stoppedEarly === 'time-budget' && result.reachedEnd) notes.push(`[stopped after ${budget} with ${result.entries} of ${args.lines} entries; search_logs looks through the whole file]`);
         if (result.stoppedEarly === 'scan-limit') notes.push(`[stopped after reading the last ${formatBytes(result.scannedBytes)} with ${result.entries} of ${args.lines} entries; search_logs looks through the whole file]`);
         const text = [...result.lines, ...notes].join('\n');
         return {
@@ -69,6 +74,7 @@ export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, ty
             lines: result.lines,
             entries: result.entries,
             reachedStart: result.reachedStart,
+            reachedEnd: result.reachedEnd,
             cutByBytes: result.cutByBytes,
             ...(result.stoppedEarly ? { stoppedEarly: result.stoppedEarly } : {}),
           },

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { gzipSource, plainSource, type RawSource } from '../chunks.js';
+import { gzipFailure, gzipSource, plainSource, type RawSource } from '../chunks.js';
 import type { FromWorker, ScanFileMessage, ScanJob, SearchMatch, ToWorker } from '../scan-protocol.js';
 import { compileQuery, searchSource, type CompiledQuery } from '../search.js';
 import { StatsAccumulator } from '../stats.js';
@@ -54,13 +54,31 @@ async function scanFile(file: ScanFileMessage): Promise<void> {
         chunkDone: progress,
       });
       post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: outcome.lines, bytes: outcome.bytes }, ...(outcome.stopped ? { stopped: outcome.stopped } : {}) });
-    } else {
+    } else if (!file.compressed) {
       const outcome = await stats!.add(source, file.spec, job.deadline, progress);
       post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: outcome.lines, bytes: outcome.bytes }, ...(outcome.timedOut ? { stopped: 'time-budget' as const } : {}) });
+    } else {
+      // A .gz file is counted apart, and merged only as far as its data is valid gzip.
+      const part = stats!.fork();
+      const counted = { lines: 0, bytes: 0 };
+      try {
+        const outcome = await part.add(source, file.spec, job.deadline, progress, counted);
+        stats!.merge(part);
+        post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: outcome.lines, bytes: outcome.bytes }, ...(outcome.timedOut ? { stopped: 'time-budget' as const } : {}) });
+      } catch (error) {
+        const failure = gzipFailure(error);
+        if (failure !== 'truncated') throw error;
+        // What decompressed before a truncation is the file's own text: it counts, and the answer says where the file ends.
+        stats!.merge(part);
+        const note = `truncated gzip data: counted up to where it ends (${counted.lines} lines)`;
+        post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: counted.lines, bytes: counted.bytes, note } });
+      }
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR' ? 'not valid gzip data' : code === 'EISDIR' ? 'a directory' : `read error${code ? ` (${code})` : ''}`;
+    const failure = gzipFailure(error);
+    const consequence = job?.kind === 'stats' ? 'not counted' : 'matches before the damage are shown';
+    const reason = failure !== undefined ? `not valid gzip data (${failure}): ${consequence}` : code === 'EISDIR' ? 'a directory' : `read error${code ? ` (${code})` : ''}`;
     post({ type: 'file-done', index: file.index, outcome: { status: 'unreadable', reason } });
   }
   bytesBefore += source.consumed();
