@@ -129,8 +129,11 @@ export function selectionEnvironment(spec: Pick<ServerCliSpec<Record<string, Fla
   return variables;
 }
 
-/** A comma-separated list; an empty value counts as not given (an env var set to "" in a client config). */
-function listValue(value: string | undefined): string[] | undefined {
+/**
+ * A comma-separated list (a flag, an environment variable, a header); an empty value counts as not
+ * given (an env var set to "" in a client config).
+ */
+export function listValue(value: string | undefined): string[] | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   return value
     .split(',')

@@ -1,6 +1,7 @@
 export {
   runServer,
   integerFlag,
+  listValue,
   helpText,
   UsageError,
   type FlagSpec,

@@ -1,4 +1,4 @@
-import type { SessionInfo, ToolSelection } from '@suite/shared';
+import { listValue, type SessionInfo, type ToolSelection } from '@suite/shared';
 import { TOOLSET_NAMES, type GithubConfig } from './config.js';
 import { buildServer } from './server.js';
 
@@ -12,8 +12,8 @@ import { buildServer } from './server.js';
  */
 export function sessionSelection(config: GithubConfig, operator: ToolSelection, session: SessionInfo): ToolSelection {
   const headers = session.headers ?? {};
-  const toolsets = list(headers['x-mcp-toolsets']);
-  const tools = list(headers['x-mcp-tools']);
+  const toolsets = listValue(headers['x-mcp-toolsets']);
+  const tools = listValue(headers['x-mcp-tools']);
   const readOnly = operator.readOnly === true || /^(1|true|yes|on)$/i.test(headers['x-mcp-readonly']?.trim() ?? '');
   if (!toolsets && !tools) return readOnly === (operator.readOnly === true) ? operator : { ...operator, readOnly };
   const offered = new Set(toolNames(config, operator.dynamic ? { toolsets: ['all'], readOnly } : { ...operator, readOnly, dynamic: false }));
@@ -27,13 +27,6 @@ export function sessionSelection(config: GithubConfig, operator: ToolSelection, 
   return { toolsets: [], tools: wanted.filter((name) => offered.has(name)), readOnly, dynamic: false };
 }
 
-function list(value: string | undefined): string[] | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  return value
-    .split(',')
-    .map((name) => name.trim())
-    .filter(Boolean);
-}
 
 /** The tools a selection registers (a server built to be asked, never connected). */
 function toolNames(config: GithubConfig, selection: ToolSelection): string[] {
