@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
+import { configureRequestState } from './input-requests.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from './logging.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from './stdio.js';
 import { terminateAllProcesses } from './process.js';
@@ -87,6 +89,11 @@ const COMMON_FLAGS = {
     type: 'string',
     valueName: 'BYTES',
     description: `Largest JSON-RPC message accepted from the client (default ${DEFAULT_MAX_MESSAGE_BYTES} on stdio, 4194304 over HTTP).`,
+  },
+  'request-state-key-file': {
+    type: 'string',
+    valueName: 'PATH',
+    description: 'Seal 2026-07-28 multi-round-trip state with the key in this file, at least 32 bytes (or set MCP_REQUEST_STATE_KEY; default: a random key per process).',
   },
   'log-level': { type: 'string', valueName: 'LEVEL', description: `Stderr log level: ${LOG_LEVELS.join(', ')} (default warning).` },
 } as const satisfies Record<string, FlagSpec>;
@@ -269,8 +276,18 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const maxMessageBytes = integerFlag(maxMessageFlag, 'max-message-bytes', DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: MAX_MESSAGE_BYTES_CEILING });
     const maxSessions = integerFlag(values['max-sessions'] as string | undefined, 'max-sessions', 100, { min: 1, max: 100_000 });
     const selection = parseSelection(spec, values);
+    configureRequestState(await requestStateKey(values['request-state-key-file'] as string | undefined));
 
     prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection }, log);
+
+    // Sessions are built on demand (at the client's first message); build one now so a bad --tools
+    // stops the start, not the first client.
+    const check = await prepared.createSession({ id: 'startup-check', transport: 'memory' });
+    try {
+      check.checkSelection();
+    } finally {
+      await check.close();
+    }
 
     if (http) {
       guardStdout();
@@ -278,8 +295,6 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
       if (authToken && prepared.authenticate) {
         throw new UsageError('--auth-token (MCP_AUTH_TOKEN) does not apply to this server: each HTTP session brings its own token.');
       }
-      // Sessions are built on demand; build one now so a bad --tools stops the start, not the first client.
-      (await prepared.createSession({ id: 'startup-check', transport: 'memory' })).checkSelection();
       const served = await serveHttp(prepared.createSession, {
         port,
         host: (values.host as string | undefined) ?? '127.0.0.1',
@@ -309,6 +324,22 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     process.exit(1);
   }
 
+}
+
+/** The requestState key from --request-state-key-file or MCP_REQUEST_STATE_KEY; undefined for a random one. */
+async function requestStateKey(file: string | undefined): Promise<string | undefined> {
+  let key = process.env.MCP_REQUEST_STATE_KEY;
+  if (file !== undefined) {
+    try {
+      key = (await readFile(file, 'utf8')).trim();
+    } catch (error) {
+      throw new UsageError(`--request-state-key-file: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
+    }
+  }
+  if (key !== undefined && Buffer.byteLength(key, 'utf8') < 32) {
+    throw new UsageError('The requestState key (--request-state-key-file or MCP_REQUEST_STATE_KEY) must be at least 32 bytes long.');
+  }
+  return key;
 }
 
 /** parseArgs's complaint in our words: its unknown-option hint ends on an unbalanced quote. */

@@ -102,7 +102,7 @@ function formatWait(seconds: number): string {
  */
 export const ERROR_CODES: Record<ToolErrorKind, number> = {
   invalid_argument: -32602,
-  not_found: -32002,
+  not_found: -32602,
   access_denied: -32003,
   conflict: -32004,
   rate_limited: -32029,

@@ -52,6 +52,16 @@ export class Logger {
     return new Logger(`${this.name}:${name}`, this.secrets, this);
   }
 
+  /**
+   * The same logger with its own sink: one request's logger in the 2026-07-28 era, where the level
+   * (and whether the client wants log messages at all) travels with each request.
+   */
+  withSink(sink: ProtocolLogSink): Logger {
+    const logger = new Logger(this.name, this.secrets);
+    logger.attach(sink);
+    return logger;
+  }
+
   /** Sets (or, with undefined, removes) where this logger and its children send protocol log messages. */
   attach(sink: ProtocolLogSink | undefined): void {
     this.sink = sink;

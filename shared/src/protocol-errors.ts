@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import { ERROR_CODES, UpstreamError, type ToolError } from './errors.js';
 
 /**
@@ -26,9 +26,12 @@ export const ProtocolError = {
   internal(message: string): McpError {
     return rpcError(ErrorCode.InternalError, message);
   },
-  /** Resource not found: -32002 as the spec recommends. */
+  /**
+   * Resource not found: -32602 with the URI as the only data, which the 2026-07-28 revision requires
+   * and the SDK sends in both eras (a 2025 client that looks for the older -32002 still sees the URI).
+   */
   resourceNotFound(uri: string): McpError {
-    return rpcError(-32002, `Resource not found: ${uri}`, { uri });
+    return rpcError(ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
   },
   /**
    * An expected failure of a resource read, prompt or completion, with the code for its kind (see

@@ -1,27 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  RootsListChangedNotificationSchema,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  ErrorCode,
-  McpError,
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError as SdkProtocolError,
+  SdkError,
+  SdkErrorCode,
+  Server,
+  inputRequired,
+  type ClientCapabilities,
+  type InputRequest,
   type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ServerContext,
+  type ServerEvent,
+  type Transport,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type {
   AuthInfo,
   ChangeAnnouncer,
@@ -35,6 +28,7 @@ import type {
   SessionInfo,
 } from './context.js';
 import { ToolError, UsageError } from './errors.js';
+import { InputLedger, InputNeeded, processRequestStateSeal, type RequestStateSeal } from './input-requests.js';
 import { LOG_LEVELS, Logger, newErrorId, type LogLevel } from './logging.js';
 import { decodeCursor, encodeCursor } from './pagination.js';
 import { PathGuard, noRootsMessage } from './paths.js';
@@ -53,8 +47,14 @@ import { RootsManager, type RootsSnapshot } from './roots.js';
 import { SecretScope, processSecrets } from './secrets.js';
 import type { ChangeHub, ChangeSetup } from './subscriptions.js';
 import { TemplateMatcher } from './uri-templates.js';
-import { runTool, toJsonSchema, type AnyToolDefinition, type CallToolResult, type ToolDefinition } from './tools.js';
+import { runTool, toJsonSchema, type AnyToolDefinition, type ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
+
+/**
+ * Which protocol era an SDK instance serves: `legacy` is 2025-11-25 and earlier (sessions,
+ * initialize, server-to-client requests), `modern` is 2026-07-28 (every request stands alone).
+ */
+export type ProtocolEra = 'legacy' | 'modern';
 
 export interface SuiteServerOptions {
   /** Reported as serverInfo.name, e.g. "@suite/server-filesystem". */
@@ -78,6 +78,11 @@ export interface SuiteServerOptions {
   toolsets?: readonly ToolsetInfo[];
   /** Which tools this session exposes (read-only mode, toolsets, single tools, dynamic mode). */
   selection?: ToolSelection;
+  /**
+   * Seals the state of 2026-07-28 multi-round-trip requests (sampling, roots, elicitation); one per
+   * process (or one key per deployment), shared by every instance. A per-instance random key otherwise.
+   */
+  requestState?: RequestStateSeal;
 }
 
 /** The state a resources/list cursor carries: which template (phase) and that template's own cursor. */
@@ -94,19 +99,6 @@ interface RegisteredTemplate {
   matcher: TemplateMatcher;
 }
 
-/** The part of the SDK's request extra this class uses. */
-type RequestExtra = {
-  signal: AbortSignal;
-  authInfo?: AuthInfo & { clientId?: string; scopes?: string[] };
-  _meta?: { progressToken?: string | number };
-  sendNotification: (n: { method: string; params?: Record<string, unknown> }) => Promise<void>;
-  sendRequest: <S extends z.ZodType>(
-    request: { method: string; params?: Record<string, unknown> },
-    schema: S,
-    options?: { signal?: AbortSignal; timeout?: number },
-  ) => Promise<z.output<S>>;
-};
-
 /** How long a sampling or elicitation request may wait for the client (a human may have to approve it). */
 const CLIENT_REQUEST_TIMEOUT_MS = 120_000;
 
@@ -117,6 +109,24 @@ export type ListKind = 'tools' | 'resources' | 'prompts';
  * session shares this one, which is what makes an idle HTTP session cheap.
  */
 let sharedValidator: AjvJsonSchemaValidator | undefined;
+
+/**
+ * Cache hints for the 2026-07-28 cacheable results, chosen per list: a tool list can change with the
+ * request's headers and credentials (toolset selection, a GitHub token's scopes), and resource lists
+ * and contents follow files, tables and repositories that change under us, so nothing is `public`
+ * and only lists fixed for the life of the process get a TTL.
+ */
+const CACHE_HINTS = {
+  'server/discover': { ttlMs: 60_000, cacheScope: 'private' },
+  'tools/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'prompts/list': { ttlMs: 300_000, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 300_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+} as const;
+
+/** The JSON Schema dialect of 2026-07-28 input schemas (zod writes 2020-12). */
+const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
 /**
  * One MCP session's server. Build one per session (the HTTP transport does so for every new
@@ -140,6 +150,8 @@ export class SuiteServer {
   private clientLogLevel: LogLevel = 'info';
   private guard: { version: number; guard: PathGuard } | undefined;
   private sdk: Server | undefined;
+  private era: ProtocolEra = 'legacy';
+  private readonly seal: RequestStateSeal;
   private closed = false;
   private markConnected: () => void = () => undefined;
   private changeAnnouncer: ChangeAnnouncer | undefined;
@@ -151,6 +163,7 @@ export class SuiteServer {
     this.secrets.add(this.session.auth?.token);
     this.log = new Logger(options.name.replace(/^@suite\/server-/, ''), this.secrets);
     this.gate = new ToolGate(options.toolsets ?? [], options.selection);
+    this.seal = options.requestState ?? processRequestStateSeal();
     if (options.roots) {
       this.rootsManager = new RootsManager(options.roots.directories, this.log.child('roots'), options.roots.waitMs);
     }
@@ -291,30 +304,102 @@ export class SuiteServer {
     }
   }
 
+  /**
+   * Connects this session's server to a transport: a 2025-era session (in memory, sessionful HTTP,
+   * HTTP+SSE). The serving entries (stdio, HTTP) call {@link instance} instead and let the SDK pick
+   * the era.
+   */
   async connect(transport: Transport): Promise<void> {
+    const sdk = this.instance('legacy');
+    await sdk.connect(transport);
+  }
+
+  /**
+   * The SDK server this session serves, for one era: `legacy` keeps the session model (a log level
+   * set by the client, roots asked of it, unsolicited notifications); `modern` answers each request
+   * on its own (log level, capabilities and roots come with the request). One per SuiteServer.
+   */
+  instance(era: ProtocolEra): Server {
     if (this.sdk) throw new Error('A SuiteServer serves one session; build a new one per connection.');
     this.checkSelection();
+    this.era = era;
     const sdk = new Server(
       { name: this.options.name, version: this.options.version, ...(this.options.title ? { title: this.options.title } : {}) },
       {
         capabilities: this.capabilities(),
         jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()),
+        cacheHints: CACHE_HINTS,
+        requestState: { verify: this.seal.verify },
+        // Handlers ask 2025 clients directly (the push style); the SDK's shim is not needed.
+        inputRequired: { legacyShim: false },
         ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       },
     );
     this.sdk = sdk;
     this.installHandlers(sdk);
-    this.log.attach((level, logger, data) => {
-      if (LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf(this.clientLogLevel)) return;
-      void sdk.sendLoggingMessage({ level, logger, data }).catch(() => undefined);
-    });
+    if (era === 'legacy') {
+      this.log.attach((level, logger, data) => {
+        if (LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf(this.clientLogLevel)) return;
+        void sdk.sendLoggingMessage({ level, logger, data }).catch(() => undefined);
+      });
+    }
     this.options.changes?.addSession(this.sessionId, {
       resourceUpdated: (uri) => void sdk.sendResourceUpdated({ uri }).catch(() => undefined),
       listChanged: () => this.listChanged('resources'),
     });
     sdk.onclose = () => void this.close();
-    await sdk.connect(transport);
     this.markConnected();
+    return sdk;
+  }
+
+  /**
+   * Starts following the resources a 2026-07-28 `subscriptions/listen` stream names (the SDK
+   * answers the stream; the change sources are ours). Unknown URIs are skipped. Returns the URIs
+   * followed.
+   */
+  async listen(uris: readonly string[]): Promise<string[]> {
+    const changes = this.options.changes;
+    if (!changes || this.closed) return [];
+    const followed: string[] = [];
+    for (const uri of uris) {
+      const resource = this.resources.get(uri);
+      const found = resource ? undefined : this.matchTemplate(uri);
+      if (!resource && !found) {
+        this.log.warning('a listen stream names a resource this server does not have', { uri });
+        continue;
+      }
+      const context = this.backgroundContext();
+      try {
+        await changes.subscribe(this.sessionId, uri, async (change) => {
+          if (resource) return resource.subscribe?.(context, change);
+          return found!.template.def.subscribe?.(uri, found!.variables, context, change);
+        });
+        followed.push(uri);
+      } catch (error) {
+        this.log.warning(`cannot follow ${uri}: ${error instanceof ToolError ? error.message : 'unexpected error'}`);
+      }
+    }
+    return followed;
+  }
+
+  /**
+   * Makes this server a 2026-07-28 listen stream's follower over HTTP: never connected, it holds
+   * the stream's subscriptions in the change hub and hands every change to `publish` (the listen
+   * bus). Closed when the stream closes.
+   */
+  followInto(publish: (event: ServerEvent) => void): void {
+    if (this.sdk) throw new Error('A connected server cannot follow a listen stream.');
+    this.era = 'modern';
+    this.options.changes?.addSession(this.sessionId, {
+      resourceUpdated: (uri) => publish({ kind: 'resource_updated', uri }),
+      listChanged: () => publish({ kind: 'resources_list_changed' }),
+    });
+    this.markConnected();
+  }
+
+  /** Stops following what {@link listen} followed. */
+  async unlisten(uris: readonly string[]): Promise<void> {
+    for (const uri of uris) await this.options.changes?.unsubscribe(this.sessionId, uri);
   }
 
   async close(): Promise<void> {
@@ -347,33 +432,106 @@ export class SuiteServer {
     return caps;
   }
 
-  private context(extra: RequestExtra): RequestContext {
+  /**
+   * The handler's context for one request. In the 2026-07-28 era the request carries what a session
+   * held: the client's capabilities, its log level, and (through input_required) its roots and
+   * answers to sampling and elicitation.
+   */
+  private context(sdkCtx: ServerContext, ledger?: InputLedger): RequestContext {
+    if (this.era === 'modern') return this.modernContext(sdkCtx, ledger);
     const roots = async (): Promise<RootsSnapshot> =>
       this.rootsManager ? this.rootsManager.snapshot() : { directories: [], clientRoots: undefined, source: 'command-line' };
-    return {
-      signal: extra.signal,
-      progress: new ProgressReporter(extra._meta?.progressToken, (n) => extra.sendNotification(n)),
-      log: this.log,
+    return this.baseContext(sdkCtx, this.log, roots, this.clientFeatures(sdkCtx), () => this.rootsManager?.version ?? 0);
+  }
+
+  private baseContext(
+    sdkCtx: ServerContext,
+    log: Logger,
+    roots: () => Promise<RootsSnapshot>,
+    client: ClientFeatures,
+    rootsVersion: () => number,
+  ): RequestContext {
+    const authInfo = sdkCtx.http?.authInfo;
+    const context: RequestContext = {
+      signal: sdkCtx.mcpReq.signal,
+      progress: new ProgressReporter(sdkCtx.mcpReq._meta?.progressToken, (n) => sdkCtx.mcpReq.notify(n)),
+      log,
       sessionId: this.sessionId,
-      auth: extra.authInfo ? authFrom(extra.authInfo) : this.session.auth,
+      auth: authInfo ? authFrom(authInfo) : this.session.auth,
       secrets: this.secrets,
       roots,
       paths: async () => {
         const snapshot = await roots();
         if (snapshot.directories.length === 0) throw ToolError.accessDenied(noRootsMessage());
-        const version = this.rootsManager?.version ?? 0;
+        const version = rootsVersion();
         if (this.guard?.version !== version) {
           this.guard = { version, guard: new PathGuard(snapshot.directories, this.options.roots?.aliases ?? []) };
         }
         return this.guard.guard;
       },
-      client: this.clientFeatures(extra),
+      client,
       embedResource: async (uri) => {
-        const contents = await this.readResource(uri, this.context(extra));
+        const contents = await this.readResource(uri, context);
         return contents.map((resource): EmbeddedResourceContent => ({ type: 'resource', resource }));
       },
       changes: this.announcer(),
     };
+    return context;
+  }
+
+  /** A 2026-07-28 request's context: no session, so everything comes from the request. */
+  private modernContext(sdkCtx: ServerContext, ledger: InputLedger | undefined): RequestContext {
+    const caps = (sdkCtx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+    const log = this.log.withSink((level, logger, data) => void sdkCtx.mcpReq.log(level, data, logger).catch(() => undefined));
+    let snapshot: Promise<RootsSnapshot> | undefined;
+    const roots = (): Promise<RootsSnapshot> => (snapshot ??= this.modernRoots(caps, ledger, log));
+    const ask = (kind: string, request: InputRequest): unknown => {
+      if (!ledger) throw ToolError.unavailable(`This request cannot ask the client for ${kind} in the 2026-07-28 protocol.`);
+      return ledger.answer(ledger.nextKey(kind), request);
+    };
+    const client: ClientFeatures = {
+      sampling: caps?.sampling !== undefined,
+      elicitation: caps?.elicitation !== undefined,
+      roots: caps?.roots !== undefined,
+      createMessage: async (request: SamplingRequest): Promise<SamplingResult> => {
+        if (!caps?.sampling) throw ToolError.unavailable('The client does not support sampling.');
+        return samplingResultOf(ask('sampling', inputRequired.createMessage(request as never)));
+      },
+      elicit: async (request: ElicitRequest): Promise<ElicitResult> => {
+        if (!caps?.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
+        return elicitResultOf(ask('elicitation', inputRequired.elicit(request as never)));
+      },
+    };
+    return this.baseContext(sdkCtx, log, roots, client, () => 0);
+  }
+
+  /**
+   * A 2026-07-28 request's roots: asked of the client with input_required when it declares roots,
+   * narrowed against the command-line directories as in the 2025 era; the command-line directories
+   * otherwise.
+   */
+  private async modernRoots(caps: ClientCapabilities | undefined, ledger: InputLedger | undefined, log: Logger): Promise<RootsSnapshot> {
+    const cli = this.options.roots?.directories ?? [];
+    if (!this.options.roots || !caps?.roots || !ledger) return { directories: [...cli], clientRoots: undefined, source: cli.length > 0 ? 'command-line' : 'client' };
+    const answer = ledger.answer(ledger.nextKey('roots'), inputRequired.listRoots());
+    const parsed = LIST_ROOTS_RESULT.safeParse(answer);
+    const manager = new RootsManager(cli, log.child('roots'), 0);
+    manager.enableClientRoots(async () => (parsed.success ? parsed.data.roots : []));
+    if (!parsed.success) log.warning('the client answered the roots request with something other than a list of roots');
+    return manager.snapshot();
+  }
+
+  /** The context of work not tied to one request (a subscription's change source). */
+  private backgroundContext(): RequestContext {
+    const signal = new AbortController().signal;
+    const sdkCtx = { mcpReq: { signal, _meta: undefined, notify: async () => undefined } } as unknown as ServerContext;
+    const cli = this.options.roots?.directories ?? [];
+    const roots = async (): Promise<RootsSnapshot> =>
+      this.rootsManager && this.era === 'legacy' ? this.rootsManager.snapshot() : { directories: [...cli], clientRoots: undefined, source: 'command-line' };
+    const none = async (): Promise<never> => {
+      throw ToolError.unavailable('No client to ask outside a request.');
+    };
+    return this.baseContext(sdkCtx, this.log, roots, { sampling: false, elicitation: false, roots: false, createMessage: none, elicit: none }, () => this.rootsManager?.version ?? 0);
   }
 
   /** ctx.changes: the hub's publishing, bound to this session; one object per session. */
@@ -397,18 +555,19 @@ export class SuiteServer {
     return this.changeAnnouncer;
   }
 
-  private clientFeatures(extra: RequestExtra): ClientFeatures {
+  /** A 2025-era session's client: asked directly, with requests tied to the one being handled. */
+  private clientFeatures(sdkCtx: ServerContext): ClientFeatures {
     const clientCaps = this.sdk?.getClientCapabilities() ?? {};
-    const ask = async <S extends z.ZodType>(what: string, method: string, params: object, schema: S, timeoutMs: number | undefined): Promise<z.output<S>> => {
+    const ask = async <T>(what: string, send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>, timeoutMs: number | undefined): Promise<T> => {
       const timeout = timeoutMs ?? CLIENT_REQUEST_TIMEOUT_MS;
       try {
-        return await extra.sendRequest({ method, params: params as Record<string, unknown> }, schema, { signal: extra.signal, timeout });
+        return await send({ signal: sdkCtx.mcpReq.signal, timeout });
       } catch (error) {
-        if (extra.signal.aborted) throw new CancelledError();
-        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        if (sdkCtx.mcpReq.signal.aborted) throw new CancelledError();
+        if (isTimeout(error)) {
           throw ToolError.timeout(`The client did not answer the ${what} request within ${timeout < 10_000 ? (timeout / 1000).toFixed(1) : Math.round(timeout / 1000)} s.`);
         }
-        const reason = error instanceof McpError ? error.message.replace(/^MCP error -?\d+: /, '') : 'no reason given';
+        const reason = error instanceof SdkProtocolError ? error.message.replace(/^MCP error -?\d+: /, '') : 'no reason given';
         throw new ToolError(`The client refused the ${what} request: ${reason}`, 'failed');
       }
     };
@@ -418,20 +577,13 @@ export class SuiteServer {
       roots: clientCaps.roots !== undefined,
       createMessage: async (request: SamplingRequest, options = {}): Promise<SamplingResult> => {
         if (!clientCaps.sampling) throw ToolError.unavailable('The client does not support sampling.');
-        const result = await ask('sampling', 'sampling/createMessage', request, CreateMessageResultSchema, options.timeoutMs);
-        const content = result.content as SamplingResult['content'];
-        return {
-          role: result.role,
-          content,
-          model: result.model,
-          ...(result.stopReason ? { stopReason: result.stopReason } : {}),
-          text: content.type === 'text' ? content.text : '',
-        };
+        const result = await ask('sampling', (o) => sdkCtx.mcpReq.send({ method: 'sampling/createMessage', params: request as never }, o), options.timeoutMs);
+        return samplingResultOf(result);
       },
       elicit: async (request: ElicitRequest, options = {}): Promise<ElicitResult> => {
         if (!clientCaps.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
-        const result = await ask('elicitation', 'elicitation/create', request, ElicitResultSchema, options.timeoutMs);
-        return { action: result.action, ...(result.content ? { content: result.content as ElicitResult['content'] } : {}) };
+        const result = await ask('elicitation', (o) => sdkCtx.mcpReq.send({ method: 'elicitation/create', params: request as never }, o), options.timeoutMs);
+        return elicitResultOf(result);
       },
     };
   }
@@ -450,9 +602,7 @@ export class SuiteServer {
   }
 
   private installHandlers(sdk: Server): void {
-    const ctx = (extra: unknown): RequestContext => this.context(extra as RequestExtra);
-
-    handle(sdk, SetLevelRequestSchema, async (request) => {
+    sdk.setRequestHandler('logging/setLevel', async (request) => {
       this.clientLogLevel = request.params.level;
       return {};
     });
@@ -461,43 +611,53 @@ export class SuiteServer {
       if (!this.rootsManager) return;
       if (sdk.getClientCapabilities()?.roots) {
         // The SDK's own schema only admits file: roots; servers such as a git server want the others too.
-        this.rootsManager.enableClientRoots(async () => (await sdk.request({ method: 'roots/list' }, LIST_ROOTS_RESULT)).roots);
+        this.rootsManager.enableClientRoots(async () => LIST_ROOTS_RESULT.parse(await sdk.request({ method: 'roots/list' }, LIST_ROOTS_RESULT)).roots);
       } else {
         this.rootsManager.disableClientRoots();
       }
     };
     if (this.rootsManager) {
       const manager = this.rootsManager;
-      sdk.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+      sdk.setNotificationHandler('notifications/roots/list_changed', async () => {
         await manager.refresh();
       });
     }
 
-    handle(sdk, ListToolsRequestSchema, async () => ({
-      tools: this.exposedTools().map((tool) => ({
-        name: tool.name,
-        title: tool.annotations.title,
-        description: tool.description,
-        inputSchema: toJsonSchema(tool.input, 'input') as { type: 'object' },
-        ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
-        annotations: { ...tool.annotations },
-      })),
+    sdk.setRequestHandler('tools/list', async () => ({
+      tools: this.exposedTools().map((tool) => {
+        const inputSchema = toJsonSchema(tool.input, 'input');
+        return {
+          name: tool.name,
+          title: tool.annotations.title,
+          description: tool.description,
+          inputSchema: (this.era === 'modern' ? { $schema: JSON_SCHEMA_2020_12, ...inputSchema } : inputSchema) as { type: 'object' },
+          ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
+          annotations: { ...tool.annotations },
+        };
+      }),
     }));
-    handle(sdk, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    sdk.setRequestHandler('tools/call', async (request, sdkCtx) => {
       const tool = this.registered.get(request.params.name);
       // A tool this session does not expose is unknown to it, exactly as if it did not exist.
       if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
-      return runTool(tool, request.params.arguments, ctx(extra));
+      if (this.era === 'legacy') return runTool(tool, request.params.arguments, this.context(sdkCtx));
+      const ledger = InputLedger.open(sdkCtx, { tool: tool.name, arguments: request.params.arguments ?? {} });
+      try {
+        return await runTool(tool, request.params.arguments, this.context(sdkCtx, ledger));
+      } catch (error) {
+        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
+        throw error;
+      }
     });
 
-    if (this.resources.size > 0 || this.templates.length > 0) this.installResourceHandlers(sdk, ctx);
-    if (this.prompts.size > 0) this.installPromptHandlers(sdk, ctx);
+    if (this.resources.size > 0 || this.templates.length > 0) this.installResourceHandlers(sdk);
+    if (this.prompts.size > 0) this.installPromptHandlers(sdk);
 
-    if (this.capabilities().completions) this.installCompletionHandler(sdk, ctx);
+    if (this.capabilities().completions) this.installCompletionHandler(sdk);
   }
 
-  private installCompletionHandler(sdk: Server, ctx: (extra: unknown) => RequestContext): void {
-    handle(sdk, CompleteRequestSchema, async (request, extra) => {
+  private installCompletionHandler(sdk: Server): void {
+    sdk.setRequestHandler('completion/complete', async (request, sdkCtx) => {
       const { ref, argument } = request.params;
       const context = { arguments: request.params.context?.arguments ?? {} };
       let completer: Completer | undefined;
@@ -514,12 +674,13 @@ export class SuiteServer {
       let values: string[];
       try {
         const typed = ref.type === 'ref/prompt' ? argument.value : decodeVariable(argument.value);
-        values = await completer(typed, context, ctx(extra));
+        values = await completer(typed, context, this.context(sdkCtx));
       } catch (error) {
         // Completion is the client's typing aid, asked at every keystroke: a failure shows no
         // suggestions rather than an error. The reason is logged (to the client too, at warning).
         values = [];
         if (error instanceof ToolError) this.log.warning(`Completing ${argument.name} failed: ${error.message}`);
+        else if (error instanceof InputNeeded) this.log.debug(`Completing ${argument.name} needs the client's roots, which completion cannot ask for`);
         else {
           const id = newErrorId();
           this.log.private('error', `completion failed unexpectedly (error id ${id}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -530,8 +691,8 @@ export class SuiteServer {
     });
   }
 
-  private installResourceHandlers(sdk: Server, ctx: (extra: unknown) => RequestContext): void {
-    handle(sdk, ListResourcesRequestSchema, async (request, extra) => {
+  private installResourceHandlers(sdk: Server): void {
+    sdk.setRequestHandler('resources/list', async (request, sdkCtx) => {
       const cursor = request.params?.cursor;
       const state = cursor ? await this.guardResourceCall(async () => decodeCursor('resources', cursor, RESOURCES_CURSOR)) : { phase: 0 };
       const listable = this.templates.filter((t) => t.def.list);
@@ -544,9 +705,10 @@ export class SuiteServer {
         inner = undefined;
       }
       // Fill one page from the templates, moving to the next template when one runs out.
+      const context = this.context(sdkCtx);
       while (phase - 1 < listable.length && resources.length < (this.options.pageSize ?? 500)) {
         const template = listable[phase - 1]!;
-        const page = await this.guardResourceCall(() => template.def.list!(inner, ctx(extra)));
+        const page = await this.guardResourceCall(() => template.def.list!(inner, context));
         resources.push(...page.resources);
         if (page.nextCursor) {
           inner = page.nextCursor;
@@ -559,7 +721,7 @@ export class SuiteServer {
       return done ? { resources } : { resources, nextCursor: encodeCursor('resources', { phase, ...(inner ? { inner } : {}) }) };
     });
 
-    handle(sdk, ListResourceTemplatesRequestSchema, async () => ({
+    sdk.setRequestHandler('resources/templates/list', async () => ({
       resourceTemplates: this.templates.map(({ def }) => ({
         uriTemplate: def.uriTemplate,
         name: def.name,
@@ -569,19 +731,29 @@ export class SuiteServer {
       })),
     }));
 
-    handle(sdk, ReadResourceRequestSchema, async (request, extra) => {
-      const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, ctx(extra)));
-      return { contents };
+    sdk.setRequestHandler('resources/read', async (request, sdkCtx) => {
+      if (this.era === 'legacy') {
+        const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, this.context(sdkCtx)));
+        return { contents };
+      }
+      const ledger = InputLedger.open(sdkCtx, { uri: request.params.uri });
+      try {
+        const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, this.context(sdkCtx, ledger)));
+        return { contents };
+      } catch (error) {
+        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
+        throw error;
+      }
     });
 
     const changes = this.options.changes;
     if (!changes) return;
-    handle(sdk, SubscribeRequestSchema, async (request, extra) => {
+    sdk.setRequestHandler('resources/subscribe', async (request, sdkCtx) => {
       const { uri } = request.params;
       const resource = this.resources.get(uri);
       const found = resource ? undefined : this.matchTemplate(uri);
       if (!resource && !found) throw ProtocolError.resourceNotFound(uri);
-      const context = ctx(extra);
+      const context = this.context(sdkCtx);
       await this.guardResourceCall(() =>
         changes.subscribe(this.sessionId, uri, async (change) => {
           if (resource) return resource.subscribe?.(context, change);
@@ -590,14 +762,14 @@ export class SuiteServer {
       );
       return {};
     });
-    handle(sdk, UnsubscribeRequestSchema, async (request) => {
+    sdk.setRequestHandler('resources/unsubscribe', async (request) => {
       await changes.unsubscribe(this.sessionId, request.params.uri);
       return {};
     });
   }
 
-  private installPromptHandlers(sdk: Server, ctx: (extra: unknown) => RequestContext): void {
-    handle(sdk, ListPromptsRequestSchema, async () => ({
+  private installPromptHandlers(sdk: Server): void {
+    sdk.setRequestHandler('prompts/list', async () => ({
       prompts: [...this.prompts.values()].map((prompt) => ({
         name: prompt.name,
         ...(prompt.title ? { title: prompt.title } : {}),
@@ -612,7 +784,7 @@ export class SuiteServer {
         }),
       })),
     }));
-    handle(sdk, GetPromptRequestSchema, async (request, extra) => {
+    sdk.setRequestHandler('prompts/get', async (request, sdkCtx) => {
       const prompt = this.prompts.get(request.params.name);
       if (!prompt) throw ProtocolError.invalidParams(`Unknown prompt: ${request.params.name}`);
       const parsed = prompt.args.safeParse(request.params.arguments ?? {});
@@ -621,7 +793,14 @@ export class SuiteServer {
           `Invalid arguments for prompt ${prompt.name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ')}`,
         );
       }
-      return this.guardResourceCall(() => prompt.get(parsed.data, ctx(extra)));
+      if (this.era === 'legacy') return this.guardResourceCall(() => prompt.get(parsed.data, this.context(sdkCtx)));
+      const ledger = InputLedger.open(sdkCtx, { prompt: prompt.name, arguments: request.params.arguments ?? {} });
+      try {
+        return await this.guardResourceCall(() => prompt.get(parsed.data, this.context(sdkCtx, ledger)));
+      } catch (error) {
+        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
+        throw error;
+      }
     });
   }
 
@@ -646,7 +825,7 @@ export class SuiteServer {
     try {
       return await fn();
     } catch (error) {
-      if (error instanceof McpError) throw error;
+      if (error instanceof SdkProtocolError || error instanceof InputNeeded) throw error;
       if (error instanceof ToolError) throw ProtocolError.fromToolError(error, this.secrets.redact(error.message));
       if (error instanceof CancelledError) throw ProtocolError.fromToolError(new ToolError(error.message, 'cancelled'));
       const id = newErrorId();
@@ -654,36 +833,6 @@ export class SuiteServer {
       throw ProtocolError.internal(`The request failed unexpectedly (error id ${id}). The server log has the detail.`);
     }
   }
-}
-
-/**
- * Registers a request handler whose params are validated here, so that a malformed request is
- * answered with -32602 (invalid params) and a readable message, not the SDK's internal error.
- */
-/** The permissive routing schema of each request schema: built once per process, not per session. */
-const routingSchemas = new WeakMap<z.ZodObject, z.ZodObject<{ method: z.ZodLiteral<string>; params: z.ZodOptional<z.ZodUnknown> }>>();
-
-function handle<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>, R>(
-  sdk: Server,
-  schema: S,
-  fn: (request: z.output<S>, extra: unknown) => Promise<R>,
-): void {
-  let loose = routingSchemas.get(schema);
-  if (!loose) {
-    loose = z.looseObject({ method: schema.shape.method, params: z.unknown().optional() });
-    routingSchemas.set(schema, loose);
-  }
-  sdk.setRequestHandler(loose, async (raw, extra) => {
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) {
-      const detail = parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`)
-        .join('; ');
-      throw ProtocolError.invalidParams(`Invalid ${String(raw.method)} request: ${detail}`);
-    }
-    return (await fn(parsed.data, extra)) as never;
-  });
 }
 
 /** Percent-decodes a template variable; text that is not valid percent-encoding stays as written. */
@@ -696,7 +845,42 @@ function decodeVariable(value: string): string {
   }
 }
 
-function authFrom(info: NonNullable<RequestExtra['authInfo']>): AuthInfo {
+function isTimeout(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+}
+
+function samplingResultOf(raw: unknown): SamplingResult {
+  const result = SAMPLING_RESULT.safeParse(raw);
+  if (!result.success) throw new ToolError('The client answered the sampling request with something that is not a sampling result.', 'failed');
+  const content = (Array.isArray(result.data.content) ? result.data.content[0] : result.data.content) as SamplingResult['content'];
+  return {
+    role: result.data.role,
+    content,
+    model: result.data.model,
+    ...(result.data.stopReason ? { stopReason: result.data.stopReason } : {}),
+    text: content?.type === 'text' ? content.text : '',
+  };
+}
+
+function elicitResultOf(raw: unknown): ElicitResult {
+  const result = ELICIT_RESULT.safeParse(raw);
+  if (!result.success) throw new ToolError('The client answered the elicitation request with something that is not an elicitation result.', 'failed');
+  return { action: result.data.action, ...(result.data.content ? { content: result.data.content as ElicitResult['content'] } : {}) };
+}
+
+const SAMPLING_RESULT = z.looseObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.looseObject({ type: z.string() }), z.array(z.looseObject({ type: z.string() })).min(1)]),
+  model: z.string(),
+  stopReason: z.string().optional(),
+});
+
+const ELICIT_RESULT = z.looseObject({
+  action: z.enum(['accept', 'decline', 'cancel']),
+  content: z.record(z.string(), z.unknown()).optional(),
+});
+
+function authFrom(info: { token: string; clientId?: string; scopes?: string[]; expiresAt?: number; extra?: Record<string, unknown> }): AuthInfo {
   return {
     token: info.token,
     ...(info.clientId ? { clientId: info.clientId } : {}),

@@ -10,8 +10,7 @@
  */
 import process from 'node:process';
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import { envelopeKind, readEnvelope, type JsonRpcId } from './json-rpc-envelope.js';
 import type { Logger } from './logging.js';
 import { collectYoungGeneration } from './memory.js';
@@ -160,6 +159,8 @@ export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Sees every well-formed inbound message before the SDK does (the serving layer follows listen streams through it). */
+  inspect?: (message: JSONRPCMessage) => void;
 
   readonly maxMessageBytes: number;
   private readonly stdin: Readable;
@@ -264,9 +265,15 @@ export class StdioTransport implements Transport {
       this.reply(null, PARSE_ERROR, `Parse error: the message is not valid JSON (${reason}). Send one JSON-RPC 2.0 object per line.`);
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (parsed.success) {
-      this.onmessage?.(parsed.data);
+    let message: JSONRPCMessage | undefined;
+    try {
+      message = parseJSONRPCMessage(value);
+    } catch {
+      message = undefined;
+    }
+    if (message) {
+      this.inspect?.(message);
+      this.onmessage?.(message);
       return;
     }
     const object = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;

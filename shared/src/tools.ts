@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ContentBlock, RequestContext } from './context.js';
 import { ToolError } from './errors.js';
 import { newErrorId } from './logging.js';
+import { InputNeeded } from './input-requests.js';
 import { CancelledError } from './progress.js';
 import { processSecrets, type SecretScope } from './secrets.js';
 
@@ -99,6 +100,8 @@ export async function runTool(
     const reply = await tool.handler(parsed.data, ctx);
     return toResult(tool, reply, ctx);
   } catch (error) {
+    // Not a failure: the 2026-07-28 client must answer first (sampling, roots); the call is retried.
+    if (error instanceof InputNeeded) throw error;
     return failureResult(tool.name, error, ctx);
   }
 }

@@ -1,13 +1,14 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { AuthInfo, SessionInfo } from './context.js';
+import { ListenBridge, listenFilterOf } from './listen.js';
 import type { Logger } from './logging.js';
 import { MemoryReleaser } from './memory.js';
 import type { SuiteServer } from './server.js';
+import { SseServerTransport } from './sse.js';
 import { StdioTransport, type StdioTransportOptions } from './stdio.js';
 
 /**
@@ -28,11 +29,47 @@ export interface RunningTransport {
   close(): Promise<void>;
 }
 
-/** Serves one session over stdin/stdout. */
-export async function serveStdio(factory: SessionFactory, options: StdioTransportOptions = {}): Promise<RunningTransport & { server: SuiteServer }> {
-  const server = await factory({ id: randomUUID(), transport: 'stdio' });
-  await server.connect(new StdioTransport(options));
-  return { server, close: () => server.close() };
+/**
+ * Serves stdin/stdout in both protocol eras: the SDK reads the opening exchange (initialize, or a
+ * 2026-07-28 request such as server/discover) and pins the connection to one instance from the
+ * factory. Our transport keeps its bounds on message size; listen streams are followed here.
+ */
+export async function serveStdio(factory: SessionFactory, options: StdioTransportOptions = {}): Promise<RunningTransport & { current(): SuiteServer | undefined }> {
+  const { serveStdio: serveSdkStdio } = await import('@modelcontextprotocol/server/stdio');
+  const transport = new StdioTransport(options);
+  let current: SuiteServer | undefined;
+  // Listen streams by request id: what each follows, so that cancelling one releases it.
+  const listens = new Map<string | number, Promise<string[]>>();
+  transport.inspect = (message: JSONRPCMessage) => {
+    if (!('method' in message) || !current) return;
+    const server = current;
+    if (message.method === 'subscriptions/listen' && 'id' in message) {
+      const uris = listenFilterOf(message.params)?.resourceSubscriptions ?? [];
+      if (uris.length > 0) listens.set(message.id, server.listen(uris));
+    } else if (message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
+      const followed = id === undefined ? undefined : listens.get(id);
+      if (followed) {
+        listens.delete(id!);
+        void followed.then((uris) => server.unlisten(uris));
+      }
+    }
+  };
+  const handle = serveSdkStdio(
+    async ({ era }) => {
+      const server = await factory({ id: randomUUID(), transport: 'stdio' });
+      current = server;
+      return server.instance(era);
+    },
+    { transport, onerror: (error) => options.log?.private('warning', `stdio: ${error.message}`) },
+  );
+  return {
+    current: () => current,
+    close: async () => {
+      await handle.close();
+      await current?.close();
+    },
+  };
 }
 
 export interface HttpOptions {
@@ -72,8 +109,8 @@ export interface RunningHttp extends RunningTransport {
 
 /** A session stays bound to the token it was opened with: its digest, or undefined without one. */
 type HttpSession = { server: SuiteServer; lastSeen: number; tokenDigest: Buffer | undefined } & (
-  | { kind: 'streamable'; transport: StreamableHTTPServerTransport }
-  | { kind: 'sse'; transport: SSEServerTransport }
+  | { kind: 'streamable'; transport: NodeStreamableHTTPServerTransport }
+  | { kind: 'sse'; transport: SseServerTransport }
 );
 
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -95,9 +132,9 @@ function sessionHeaders(req: http.IncomingMessage): Record<string, string> {
 
 export async function serveHttp(factory: SessionFactory, options: HttpOptions): Promise<RunningHttp> {
   // Loaded here, not at the top: a stdio server should not pay their start-up cost.
-  const [{ StreamableHTTPServerTransport }, { SSEServerTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-    import('@modelcontextprotocol/sdk/server/sse.js'),
+  const [{ NodeStreamableHTTPServerTransport, toNodeHandler }, { createMcpHandler, isLegacyRequest, InMemoryServerEventBus }] = await Promise.all([
+    import('@modelcontextprotocol/node'),
+    import('@modelcontextprotocol/server'),
   ]);
   if (options.authToken && options.authenticate) throw new Error('authToken and authenticate exclude each other');
   const sessions = new Map<string, HttpSession>();
@@ -109,6 +146,39 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   const gateDigest = options.authToken ? sha256(options.authToken) : undefined;
   const releaser = new MemoryReleaser({ afterSessions: options.releaseMemoryAfter ?? 25, log: options.log });
   let boundPort = options.port;
+
+  // 2026-07-28 requests: each one served on its own by a fresh instance, through the SDK's handler
+  // (era classification, header validation, listen streams). 2025-era traffic stays sessionful below.
+  const bus = new InMemoryServerEventBus((error) => options.log.private('warning', `listen bus: ${error.message}`));
+  const bridge = new ListenBridge(bus);
+  const modern = createMcpHandler(
+    async ({ authInfo, requestInfo }) => {
+      const auth = authInfo ? authFrom(authInfo) : undefined;
+      const server = await factory({ id: randomUUID(), transport: 'http', headers: requestHeaders(requestInfo), ...(auth ? { auth } : {}) });
+      return server.instance('modern');
+    },
+    { legacy: 'reject', bus, maxRequestBodySize: maxBody, onerror: (error) => options.log.private('debug', `2026-07-28 request refused or failed: ${error.message}`) },
+  );
+  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBody, onerror: (error) => options.log.private('error', `HTTP request failed: ${error.stack ?? error.message}`) });
+  let listening = 0;
+  const maxListens = maxSessions;
+
+  /**
+   * A listen stream's change sources: a session of its own in the change hub (a server built for
+   * it, never connected), alive until the stream closes. The SDK answers the stream itself.
+   */
+  const followListen = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown, auth: AuthInfo | undefined): Promise<void> => {
+    const filter = listenFilterOf((body as { params?: unknown }).params);
+    if (!filter || (!filter.resourceSubscriptions?.length && !filter.resourcesListChanged)) return;
+    const server = await factory({ id: `listen-${randomUUID()}`, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
+    listening += 1;
+    res.once('close', () => {
+      listening -= 1;
+      void server.close();
+    });
+    server.followInto((event) => bridge.publish(event));
+    if (filter.resourceSubscriptions?.length) await server.listen(filter.resourceSubscriptions);
+  };
 
   const hostAllowed = (hostHeader: string | undefined): boolean => {
     if (!hostHeader) return false;
@@ -209,15 +279,21 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         if (session?.kind !== 'streamable') return;
         return session.transport.handleRequest(req, res, body);
       }
+      if (req.method === 'POST' && body !== undefined && !(await isLegacyRequest(probeRequest(req), body, { maxRequestBodySize: maxBody }))) {
+        const isListen = (body as { method?: unknown }).method === 'subscriptions/listen';
+        if (isListen && listening >= maxListens) return busy(res);
+        if (isListen) await followListen(req, res, body, auth);
+        return serveModern(req, res, body);
+      }
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
-        return reject(res, 400, 'Bad request: no session id; the first request must be initialize.');
+        return reject(res, 400, 'Bad request: no session id; the first request must be initialize (2025-11-25 and earlier), or every request must carry its protocol version in _meta (2026-07-28).');
       }
       if (full()) return busy(res);
       opening += 1;
       try {
         const id = randomUUID();
         const server = await factory({ id, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
-        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
           sessionIdGenerator: () => id,
           onsessioninitialized: (): void => openSession(id, { kind: 'streamable', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined }),
         });
@@ -234,7 +310,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
 
     if (url.pathname === '/sse' && req.method === 'GET') {
       if (full()) return busy(res);
-      const transport = new SSEServerTransport('/messages', res);
+      const transport = new SseServerTransport('/messages', res);
       const id = transport.sessionId;
       const server = await factory({ id, transport: 'sse', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
       openSession(id, { kind: 'sse', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined });
@@ -252,7 +328,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         if (body.message === 'too large') res.setHeader('Connection', 'close');
         return reject(res, 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
       }
-      return session.transport.handlePostMessage(req, res, body);
+      return session.transport.handlePost(body, res, auth);
     }
 
     return reject(res, 404, 'Not found. MCP is served at /mcp (Streamable HTTP) and /sse (legacy HTTP+SSE).');
@@ -289,11 +365,41 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweeper);
+      await modern.close();
       releaser.stop();
       await Promise.all([...sessions.keys()].map(dropSession));
       httpServer.closeAllConnections();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
+  };
+}
+
+/** The headers of a 2026-07-28 request, as a session factory may read them: no credentials. */
+function requestHeaders(request: Request | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  request?.headers.forEach((value, name) => {
+    if (name !== 'authorization' && name !== 'proxy-authorization' && name !== 'cookie') headers[name] = value;
+  });
+  return headers;
+}
+
+/** A body-less Request with the real headers: what the SDK's era classification reads besides the parsed body. */
+function probeRequest(req: http.IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  return new Request('http://localhost/mcp', { method: 'POST', headers });
+}
+
+function authFrom(info: { token: string; clientId?: string; scopes?: string[]; expiresAt?: number; extra?: Record<string, unknown> }): AuthInfo {
+  return {
+    token: info.token,
+    ...(info.clientId ? { clientId: info.clientId } : {}),
+    ...(info.scopes ? { scopes: info.scopes } : {}),
+    ...(info.expiresAt !== undefined ? { expiresAt: info.expiresAt } : {}),
+    ...(info.extra ? { extra: info.extra } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import { UriTemplate } from '@modelcontextprotocol/server';
 
 /**
  * Matches URIs against an RFC 6570 template, with query expressions (`{?level,since}`) optional as

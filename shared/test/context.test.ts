@@ -135,11 +135,11 @@ describe('pagination, prompts and completion', () => {
     ]);
   });
 
-  it('reads through a template and reports unknown resources as -32002', async () => {
+  it('reads through a template and reports unknown resources as -32602 (both eras)', async () => {
     session = await connectInProcess(catalogServer());
     const read = await session.client.readResource({ uri: 'catalog://items/item-03' });
     expect(read.contents).toEqual([{ uri: 'catalog://items/item-03', mimeType: 'text/plain', text: 'this is item-03' }]);
-    await expect(session.client.readResource({ uri: 'catalog://nothing' })).rejects.toMatchObject({ code: -32002 });
+    await expect(session.client.readResource({ uri: 'catalog://nothing' })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('lists prompts with their arguments and completes argument values', async () => {

@@ -64,7 +64,7 @@ describe('error mapping', () => {
       ['rate-limited', -32029, /^GitHub rate limit reached\. Retry in 43 seconds and try again\.$/, { kind: 'rate_limited', retryAfterSeconds: 43, status: 429 }],
       ['unreachable', -32030, /^GitHub answered 502\. This is not a problem with your request/, { kind: 'unavailable', status: 502 }],
       ['timed-out', -32001, /^GitHub did not answer within 10 seconds/, { kind: 'timeout' }],
-      ['missing', -32002, /^No such thing: widget-9$/, { kind: 'not_found' }],
+      ['missing', -32602, /^No such thing: widget-9$/, { kind: 'not_found' }],
       ['bad', -32602, /^The name must be lower case\.$/, { kind: 'invalid_argument' }],
       ['denied', -32003, /^Access denied: widget-9 is private\.$/, { kind: 'access_denied' }],
       ['conflict', -32004, /^widget-9 changed while it was being read; read it again\.$/, { kind: 'conflict' }],
@@ -95,7 +95,7 @@ describe('error mapping', () => {
     session = await connectInProcess(failingServer());
     expect(await protocolError(session.getPrompt('nope'))).toMatchObject({ code: -32602, message: 'Unknown prompt: nope' });
     expect(await protocolError(session.client.getPrompt({ name: 'fail', arguments: {} }))).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid arguments for prompt fail: kind/) });
-    expect(await protocolError(session.readResource('nothing://here'))).toMatchObject({ code: -32002, message: 'Resource not found: nothing://here' });
+    expect(await protocolError(session.readResource('nothing://here'))).toMatchObject({ code: -32602, message: 'Resource not found: nothing://here' });
   });
 
   it('turns the same failures into isError tool results that say when to retry', async () => {

@@ -57,7 +57,7 @@ describe('prompts embed resources; template variables arrive decoded', () => {
 
   it('fails the prompt with the embedded resource error code when the resource is missing', async () => {
     session = await connectInProcess(notesServer());
-    expect(await protocolError(session.getPrompt('discuss', { name: 'nope' }))).toMatchObject({ code: -32002, message: 'No note named nope.' });
+    expect(await protocolError(session.getPrompt('discuss', { name: 'nope' }))).toMatchObject({ code: -32602, message: 'No note named nope.' });
   });
 
   it('percent-decodes template variables once, and keeps malformed encoding as written', async () => {
@@ -66,7 +66,7 @@ describe('prompts embed resources; template variables arrive decoded', () => {
     expect((await session.readResource('notes://note/a%20b')).text).toBe('spaces in the name');
     expect((await session.readResource('notes://note/100%25')).text).toBe('a percent sign');
     expect((await session.readResource('notes://note/x%2Fy')).text).toBe('a slash');
-    expect(await protocolError(session.readResource('notes://note/%zz'))).toMatchObject({ code: -32002, message: 'No note named %zz.' });
+    expect(await protocolError(session.readResource('notes://note/%zz'))).toMatchObject({ code: -32602, message: 'No note named %zz.' });
     expect(seen).toEqual(['a b', '100%', 'x/y', '%zz']);
   });
 
@@ -158,7 +158,7 @@ describe('templates with query expressions', () => {
         { path: 'var/log/app.log', since: '1h', level: 'warn' },
         { path: 'a b.log', level: 'err&or' },
       ]);
-      expect(await protocolError(session.readResource('other://file/x'))).toMatchObject({ code: -32002 });
+      expect(await protocolError(session.readResource('other://file/x'))).toMatchObject({ code: -32602 });
     } finally {
       await session.close();
     }

@@ -224,7 +224,7 @@ describe('resource subscriptions', () => {
 
   it('answers a subscription to an unknown resource with a protocol error', async () => {
     const s = await open();
-    await expect(s.client.subscribeResource({ uri: 'nope://x' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.subscribeResource({ uri: 'nope://x' })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('refuses to watch a path outside the roots', async () => {

@@ -111,7 +111,7 @@ describe('file resources: listing and reading', () => {
     expect(big.message).toContain('5000 bytes');
     expect(big.message).toContain('read_text_file');
     const missing = await error(path.join(h.dir, 'missing.txt'));
-    expect(missing).toMatchObject({ code: -32002, data: { kind: 'not_found' } });
+    expect(missing).toMatchObject({ code: -32602, data: { kind: 'not_found' } });
     const dir = await error(path.join(h.dir, 'many'));
     expect(dir).toMatchObject({ code: -32602, data: { kind: 'invalid_argument' } });
     expect(dir.message).toContain('is a directory');
@@ -190,7 +190,7 @@ describe('file resources: subscriptions and list changes', () => {
     const outside = await protocolError(h.session.client.subscribeResource({ uri: uriOf(path.join(h.outside, 'secret.txt')) }));
     expect(outside).toMatchObject({ code: -32003, message: expect.stringMatching(/^Access denied/), data: { kind: 'access_denied' } });
     const missing = await protocolError(h.session.client.subscribeResource({ uri: uriOf(path.join(h.dir, 'missing.txt')) }));
-    expect(missing).toMatchObject({ code: -32002, message: expect.stringMatching(/^Not found/), data: { kind: 'not_found' } });
+    expect(missing).toMatchObject({ code: -32602, message: expect.stringMatching(/^Not found/), data: { kind: 'not_found' } });
   });
 
   it('sends list_changed when files are added or removed under a root, once the session has listed resources', async () => {

@@ -74,11 +74,11 @@ describe('git:// resources', () => {
 
   it('answers with JSON-RPC errors that say whose fault it is', async () => {
     session = await open([path.join(base, 'code')]);
-    expect(await protocolError(session.readResource('git://nope/status'))).toMatchObject({ code: -32002, data: { kind: 'not_found' } });
-    expect(await protocolError(session.readResource('git://app/show/no-such-rev'))).toMatchObject({ code: -32002, message: expect.stringMatching(/^Unknown revision "no-such-rev"/) });
+    expect(await protocolError(session.readResource('git://nope/status'))).toMatchObject({ code: -32602, data: { kind: 'not_found' } });
+    expect(await protocolError(session.readResource('git://app/show/no-such-rev'))).toMatchObject({ code: -32602, message: expect.stringMatching(/^Unknown revision "no-such-rev"/) });
     expect(await protocolError(session.readResource('git://app/log?limit=0'))).toMatchObject({ code: -32602, message: 'limit must be a whole number from 1 to 500.' });
-    expect(await protocolError(session.readResource('git://app/file/missing.txt'))).toMatchObject({ code: -32002 });
+    expect(await protocolError(session.readResource('git://app/file/missing.txt'))).toMatchObject({ code: -32602 });
     expect(await protocolError(session.readResource('git://app/file/src'))).toMatchObject({ code: -32602, message: 'src is not a regular file.' });
-    expect(await protocolError(session.readResource('git://app/unknown'))).toMatchObject({ code: -32002 });
+    expect(await protocolError(session.readResource('git://app/unknown'))).toMatchObject({ code: -32602 });
   });
 });

@@ -54,8 +54,8 @@ describe('repo:// resources', () => {
     expect((await gh.readResource('repo://acme/widgets/contents/docs/a%20b%23c%25d.md')).text).toBe('A file whose name needs encoding.\n');
   });
 
-  it('answers a missing file with -32002 and a bad URI with -32602', async () => {
-    expect(await protocolError(gh.readResource('repo://acme/widgets/contents/nope.md'))).toMatchObject({ code: -32002, message: expect.stringMatching(/^Not found: the path nope\.md in acme\/widgets/) });
+  it('answers a missing file and a bad URI with -32602 (the data tells them apart)', async () => {
+    expect(await protocolError(gh.readResource('repo://acme/widgets/contents/nope.md'))).toMatchObject({ code: -32602, message: expect.stringMatching(/^Not found: the path nope\.md in acme\/widgets/) });
     expect((await protocolError(gh.readResource('repo://acme/widgets/contents/src/../../x'))).code).toBe(-32602);
     expect((await protocolError(gh.readResource('repo://ac me/widgets/contents/x'))).code).toBe(-32602);
   });
@@ -110,6 +110,6 @@ describe('prompts', () => {
 
   it('a missing issue is a not-found protocol error naming it', async () => {
     const error = await protocolError(gh.getPrompt('issue-to-fix', { owner: 'acme', repo: 'widgets', issue_number: '99' }));
-    expect(error).toMatchObject({ code: -32002, message: expect.stringMatching(/^Not found: issue #99 in acme\/widgets/) });
+    expect(error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Not found: issue #99 in acme\/widgets/) });
   });
 });

@@ -83,7 +83,7 @@ describe.each(TRANSPORTS)('log resources (%s)', (transport) => {
     const session = await fx.connect();
     expect(await protocolError(session.readResource(`${uriOf(fx.file('app.log'))}?level=loud`))).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid level "loud" in .*: use one of trace, debug/) });
     expect(await protocolError(session.readResource(`${uriOf(fx.file('app.log'))}?colour=red`))).toMatchObject({ code: -32602, message: expect.stringMatching(/Unknown parameter "colour"/) });
-    expect(await protocolError(session.readResource(uriOf(fx.file('gone.log'))))).toMatchObject({ code: -32002, message: expect.stringMatching(/^No such log file/) });
+    expect(await protocolError(session.readResource(uriOf(fx.file('gone.log'))))).toMatchObject({ code: -32602, message: expect.stringMatching(/^No such log file/) });
     expect(await protocolError(session.readResource('logs://file/etc/passwd'))).toMatchObject({ code: -32003 });
     expect(await protocolError(session.readResource('logs://recent?timeframe=forever'))).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid timeframe "forever"/) });
   });

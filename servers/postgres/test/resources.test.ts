@@ -52,7 +52,7 @@ describe('table schema resources', () => {
 
   it('answers a missing table with resource-not-found', async () => {
     expect(await protocolError(session.readResource(`${base}/tables/public/nope/schema`))).toMatchObject({
-      code: -32002,
+      code: -32602,
       message: expect.stringMatching(/^No table/),
       data: { kind: 'not_found' },
     });

@@ -52,7 +52,7 @@ describe('resources, subscriptions, prompts and completion', () => {
     expect(parsed.name).toBe('people');
     expect(parsed.columns.map((c) => c.name)).toEqual(['id', 'name', 'email', 'team_id', 'score']);
     expect(await protocolError(h.session.readResource("sqlite://sample/tables/nope'%3B%20DROP%20TABLE%20people"))).toMatchObject({
-      code: -32002,
+      code: -32602,
       message: expect.stringMatching(/No table or view named/),
       data: { kind: 'not_found' },
     });
@@ -125,7 +125,7 @@ describe('resources, subscriptions, prompts and completion', () => {
   it('refuses to subscribe to a table that does not exist', async () => {
     const { h } = await start();
     expect(await protocolError(h.session.client.subscribeResource({ uri: 'sqlite://sample/tables/ghost' }))).toMatchObject({
-      code: -32002,
+      code: -32602,
       message: expect.stringMatching(/No table or view named/),
       data: { kind: 'not_found' },
     });
@@ -156,7 +156,7 @@ describe('resources, subscriptions, prompts and completion', () => {
     expect(explore.text).toContain('CREATE TABLE teams');
     expect(explore.text).toContain('team_id: INTEGER');
     expect(await protocolError(h.session.getPrompt('explore-database', { table: 'ghost' }))).toMatchObject({
-      code: -32002,
+      code: -32602,
       message: expect.stringMatching(/No table or view named/),
       data: { kind: 'not_found' },
     });

@@ -1,0 +1,199 @@
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as StreamableV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ChangeHub, Logger, SuiteServer, serveHttp, type RunningHttp } from '../src/index.js';
+import { probeServer } from './fixtures/probe-server.js';
+
+const MODERN = '2026-07-28';
+const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+/** The probe server plus a tool that samples and a file resource that can be followed. */
+function erasServer(dir: string, changes: ChangeHub): SuiteServer {
+  const server = probeServer({ directories: [dir], changes });
+  server.tool({
+    name: 'ask_twice',
+    description: 'Asks the client to sample twice and joins the answers.',
+    input: z.object({ question: z.string() }),
+    annotations: { title: 'Ask twice', ...readOnly },
+    handler: async ({ question }, ctx) => {
+      const first = await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: `${question} (1)` } }], maxTokens: 10 });
+      const second = await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: `${question} (2)` } }], maxTokens: 10 });
+      return `${first.text} + ${second.text}`;
+    },
+  });
+  const file = path.join(dir, 'watched.txt');
+  server.resource({
+    uri: 'probe://watched',
+    name: 'watched',
+    mimeType: 'text/plain',
+    read: async () => ({ uri: 'probe://watched', mimeType: 'text/plain', text: 'x' }),
+    subscribe: async () => ({ path: file }),
+  });
+  return server;
+}
+
+function modernClient(capabilities: Record<string, unknown> = {}): ClientV2 {
+  return new ClientV2({ name: 'eras-test', version: '0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
+}
+
+describe('both protocol eras from one factory', () => {
+  let dir: string;
+  let http: RunningHttp | undefined;
+  let hub: ChangeHub;
+  const clients: { close(): Promise<void> }[] = [];
+
+  beforeAll(() => {
+    dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'eras-')));
+    writeFileSync(path.join(dir, 'watched.txt'), 'one');
+    return () => rmSync(dir, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.close().catch(() => undefined);
+    await http?.close();
+    http = undefined;
+    await hub?.close();
+  });
+
+  async function start(): Promise<URL> {
+    hub = new ChangeHub({ debounceMs: 20 });
+    http = await serveHttp(() => erasServer(dir, hub), { port: 0, host: '127.0.0.1', log: new Logger('eras') });
+    return new URL(http.url);
+  }
+
+  it('serves a 2026-07-28 client over HTTP: discover, tools with 2020-12 schemas, calls, -32602 for an unknown resource', async () => {
+    const url = await start();
+    const client = modernClient();
+    clients.push(client);
+    await client.connect(new StreamableHTTPClientTransport(url));
+    expect(client.getProtocolEra()).toBe('modern');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('count');
+    expect(tools.find((t) => t.name === 'resolve')?.inputSchema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' });
+    const result = await client.callTool({ name: 'resolve', arguments: { path: 'watched.txt' } });
+    expect(result.structuredContent).toMatchObject({ real: path.join(dir, 'watched.txt'), exists: true });
+    await expect(client.readResource({ uri: 'probe://nothing' })).rejects.toMatchObject({ code: -32602 });
+    // No sessions in this era: nothing was kept open.
+    expect(http!.sessionCount()).toBe(0);
+  });
+
+  it('answers a 2025 client (a v1 SDK client) on the same endpoint with a session, as before', async () => {
+    const url = await start();
+    const client = new ClientV1({ name: 'old', version: '0' });
+    clients.push(client);
+    await client.connect(new StreamableV1(url));
+    const result = await client.callTool({ name: 'resolve', arguments: { path: 'watched.txt' } });
+    expect(result.structuredContent).toMatchObject({ exists: true });
+    expect(http!.sessionCount()).toBe(1);
+  });
+
+  it('negotiates the newest era in auto mode', async () => {
+    const url = await start();
+    const client = new ClientV2({ name: 'auto', version: '0' }, { versionNegotiation: { mode: 'auto' } });
+    clients.push(client);
+    await client.connect(new StreamableHTTPClientTransport(url));
+    expect(client.getProtocolEra()).toBe('modern');
+  });
+
+  it('asks for sampling through input_required, round after round, and runs the tool once all answers are in', async () => {
+    const url = await start();
+    const client = modernClient({ sampling: {} });
+    clients.push(client);
+    const asked: string[] = [];
+    client.setRequestHandler('sampling/createMessage', async (request) => {
+      const text = (request.params.messages[0]!.content as { text: string }).text;
+      asked.push(text);
+      return { role: 'assistant', content: { type: 'text', text: `answer to ${text}` }, model: 'test' };
+    });
+    await client.connect(new StreamableHTTPClientTransport(url));
+    const result = await client.callTool({ name: 'ask_twice', arguments: { question: 'why' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'answer to why (1) + answer to why (2)' }]);
+    expect(asked).toEqual(['why (1)', 'why (2)']);
+  });
+
+  it('asks for roots through input_required when the client offers them, and narrows the command-line directories', async () => {
+    const url = await start();
+    const sub = path.join(dir, 'sub');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(sub, { recursive: true });
+    const client = modernClient({ roots: {} });
+    clients.push(client);
+    client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: pathToFileURL(sub).href, name: 'sub' }] }));
+    await client.connect(new StreamableHTTPClientTransport(url));
+    const result = await client.callTool({ name: 'allowed_directories', arguments: {} });
+    expect(result.structuredContent).toMatchObject({ directories: [sub], source: 'command-line narrowed by client' });
+    // A client without roots gets the command-line directories, with no round trip.
+    const plain = modernClient();
+    clients.push(plain);
+    await plain.connect(new StreamableHTTPClientTransport(url));
+    expect((await plain.callTool({ name: 'allowed_directories', arguments: {} })).structuredContent).toMatchObject({ directories: [dir], source: 'command-line' });
+  });
+
+  it('refuses a tampered requestState with a clear error', async () => {
+    const url = await start();
+    const body = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {
+        name: 'ask_twice',
+        arguments: { question: 'x' },
+        requestState: 'v1.eyJwIjp7fX0.AAAA',
+        inputResponses: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+          'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+        },
+      },
+    };
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'ask_twice' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    expect(text).toContain('-32602');
+    expect(text).toMatch(/Invalid or expired requestState/);
+  });
+
+  it('delivers resources/updated on a subscriptions/listen stream when a followed file changes', async () => {
+    const url = await start();
+    const client = modernClient();
+    clients.push(client);
+    const updated: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', (n) => {
+      updated.push(n.params.uri);
+    });
+    await client.connect(new StreamableHTTPClientTransport(url));
+    const subscription = await client.listen({ resourceSubscriptions: ['probe://watched'] });
+    expect(subscription.honoredFilter.resourceSubscriptions).toEqual(['probe://watched']);
+    await expect.poll(() => hub.isWatching(path.join(dir, 'watched.txt')), { timeout: 5000 }).toBe(true);
+    writeFileSync(path.join(dir, 'watched.txt'), `changed ${Date.now()}`);
+    await expect.poll(() => updated, { timeout: 5000 }).toContain('probe://watched');
+    await subscription.close();
+    // The stream's change sources go with it.
+    await expect.poll(() => hub.isWatching(path.join(dir, 'watched.txt')), { timeout: 5000 }).toBe(false);
+  });
+
+  it('serves both eras over stdio from the built bin', async () => {
+    const bin = path.join(import.meta.dirname, 'fixtures', 'stdio-bin.mjs');
+    const modern = modernClient();
+    clients.push(modern);
+    await modern.connect(new StdioClientTransport({ command: process.execPath, args: [bin], stderr: 'ignore' }));
+    expect(modern.getProtocolEra()).toBe('modern');
+    expect((await modern.callTool({ name: 'ping', arguments: {} })).content).toEqual([{ type: 'text', text: 'pong' }]);
+    const legacy = new ClientV2({ name: 'legacy', version: '0' });
+    clients.push(legacy);
+    await legacy.connect(new StdioClientTransport({ command: process.execPath, args: [bin], stderr: 'ignore' }));
+    expect(legacy.getProtocolEra()).toBe('legacy');
+    expect((await legacy.callTool({ name: 'ping', arguments: {} })).content).toEqual([{ type: 'text', text: 'pong' }]);
+  });
+});
