@@ -125,6 +125,9 @@ const CACHE_HINTS = {
   'resources/read': { ttlMs: 0, cacheScope: 'private' },
 } as const;
 
+/** The tools dynamic mode adds (see dynamicToolsetTools). */
+const DYNAMIC_META_TOOLS = ['list_available_toolsets', 'get_toolset_tools', 'enable_toolset'];
+
 /** The JSON Schema dialect of 2026-07-28 input schemas (zod writes 2020-12). */
 const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
@@ -323,6 +326,9 @@ export class SuiteServer {
     if (this.sdk) throw new Error('A SuiteServer serves one session; build a new one per connection.');
     this.checkSelection();
     this.era = era;
+    // Toolsets enabled by a tool call do not outlive a 2026-07-28 request: that era gets the
+    // configured selection instead, without the meta-tools.
+    if (era === 'modern' && this.gate.endDynamicMode()) for (const name of DYNAMIC_META_TOOLS) this.registered.delete(name);
     const sdk = new Server(
       { name: this.options.name, version: this.options.version, ...(this.options.title ? { title: this.options.title } : {}) },
       {

@@ -32,7 +32,8 @@ type AnyTool = Pick<ToolDefinition<z.ZodObject, z.ZodObject | undefined>, 'name'
  */
 export class ToolGate {
   readonly readOnly: boolean;
-  readonly dynamic: boolean;
+  dynamic: boolean;
+  private readonly requestedToolsets: boolean;
   private readonly enabled = new Set<string>();
   private readonly extraTools: ReadonlySet<string>;
 
@@ -45,6 +46,7 @@ export class ToolGate {
     this.extraTools = new Set(selection.tools ?? []);
     const known = new Set(toolsets.map((t) => t.name));
     const requested = selection.toolsets;
+    this.requestedToolsets = requested !== undefined;
     for (const name of requested ?? []) {
       if (name !== 'all' && name !== 'default' && !known.has(name)) throw new UsageError(unknownToolsetMessage(name, toolsets));
     }
@@ -60,6 +62,18 @@ export class ToolGate {
   }
 
   /** Whether a tool's toolset (or the tool itself) is switched on; read-only mode is applied separately. */
+  /**
+   * For the 2026-07-28 era, where each request stands alone: a toolset enabled by one request would
+   * be gone at the next, so dynamic mode ends here and the selection is what the flags (or, when
+   * they name none, the default toolsets) say. Returns whether dynamic mode was on.
+   */
+  endDynamicMode(): boolean {
+    if (!this.dynamic) return false;
+    this.dynamic = false;
+    if (!this.requestedToolsets && this.extraTools.size === 0) this.toolsets.filter((t) => t.default).forEach((t) => this.enabled.add(t.name));
+    return true;
+  }
+
   selected(tool: AnyTool): boolean {
     return tool.toolset === undefined || this.enabled.has(tool.toolset) || this.extraTools.has(tool.name);
   }
