@@ -428,11 +428,14 @@ export class SuiteServer {
     // Tools are declared even when none is registered yet: capabilities are fixed at connect, and
     // any server may gain tools afterwards (a toolset enabled, a tool registered late), which a
     // client only hears of through tools/list_changed if the capability said so.
-    const caps: ServerCapabilities = { logging: {}, tools: { listChanged: true } };
+    // In the 2026-07-28 era the tool and prompt lists never change (no dynamic toolsets, no tools
+    // registered late into a request), so no listen stream is promised their list_changed.
+    const lists = this.era === 'legacy';
+    const caps: ServerCapabilities = { logging: {}, tools: { listChanged: lists } };
     if (this.resources.size > 0 || this.templates.length > 0) {
       caps.resources = { listChanged: true, subscribe: this.options.changes !== undefined };
     }
-    if (this.prompts.size > 0) caps.prompts = { listChanged: true };
+    if (this.prompts.size > 0) caps.prompts = { listChanged: lists };
     const completes = this.templates.some((t) => t.def.complete) || [...this.prompts.values()].some((p) => p.complete);
     if (completes) caps.completions = {};
     return caps;
