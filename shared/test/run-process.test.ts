@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/progress.js';
 import { MAX_CONCURRENT_PROCESSES, processCounts, runProcess, spawnManaged, terminateAllProcesses } from '../src/process.js';
 import { ToolError } from '../src/errors.js';
-import { waitUntil } from '../src/testing.js';
+import { waitUntil } from '@suite/test-kit';
 
 const NODE = process.execPath;
 const PROBE_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'process-bin.mjs');

@@ -6,7 +6,7 @@ import { FileChangedError, currentVersion } from '../src/file-version.js';
 import { PathGuard } from '../src/paths.js';
 import { ToolError } from '../src/errors.js';
 import { withWriteLock } from '../src/write-locks.js';
-import { makeTempDir } from '../src/testing.js';
+import { makeTempDir } from '@suite/test-kit';
 
 let dir: string;
 let cleanup: () => Promise<void>;

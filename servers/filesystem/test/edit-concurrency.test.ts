@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { spawnServer, type SpawnedSession } from '@suite/test-kit';
 import { startWriteSide, type WriteSideHarness } from './write-side-fixture.js';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');

@@ -3,7 +3,7 @@
  * client would use it. Each probe ends by checking that the server still answers correctly.
  *
  *   // servers/<name>/test/abuse.test.ts
- *   import { abuseSuite } from '@suite/shared/abuse';
+ *   import { abuseSuite } from '@suite/test-kit/abuse';
  *   import { target } from './conformance-target.js';
  *   abuseSuite(target);
  */

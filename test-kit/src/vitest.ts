@@ -1,5 +1,5 @@
 /**
- * What a server's vitest.config.ts takes from the shared layer. Kept apart from `./testing` so
+ * What a server's vitest.config.ts takes from the test kit. Kept apart from `./testing` so
  * that importing the test kit never loads anything of vitest's.
  */
 import { availableParallelism } from 'node:os';

@@ -3,7 +3,7 @@
  * input schema (see json-schema-arbitrary). One vitest test per tool.
  *
  *   // servers/<name>/test/fuzz.test.ts
- *   import { fuzzSuite } from '@suite/shared/fuzz';
+ *   import { fuzzSuite } from '@suite/test-kit/fuzz';
  *   import { target } from './conformance-target.js';
  *   fuzzSuite(target);
  *

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { isSuiteTempName } from './temp-files.js';
+import { isSuiteTempName } from '@suite/shared';
 import type { TestSession } from './testing.js';
 
 /** One tools/call. */

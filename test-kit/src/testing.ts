@@ -15,8 +15,8 @@ import {
   McpError,
   type CallToolResult as SdkCallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ContentBlock, ResourceContents } from './context.js';
-import type { SuiteServer } from './server.js';
+import type { ContentBlock, ResourceContents } from '@suite/shared';
+import type { SuiteServer } from '@suite/shared';
 
 export { Client };
 export { startFakeUpstream, type FakeUpstream, type FakeRequest, type FakeResponse, type FakeRoute, type FakeFault } from './fake-upstream.js';

@@ -4,7 +4,7 @@
  * that spawn the built bin (`dist/index.js`) never run a stale one. A build newer than every input
  * is kept as it is.
  *
- * In vitest.config.ts: `test: { globalSetup: [buildBeforeTests] }` (from `@suite/shared/vitest`).
+ * In vitest.config.ts: `test: { globalSetup: [buildBeforeTests] }` (from `@suite/test-kit/vitest`).
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';

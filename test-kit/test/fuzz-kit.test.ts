@@ -3,11 +3,10 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { SuiteServer } from '../src/index.js';
+import { SuiteServer } from '@suite/shared';
 import { findForeignPaths, findStackTrace } from '../src/conformance.js';
-import { FuzzConnection, fuzzCases, fuzzTool, type FuzzCase } from '../src/fuzz.js';
+import { FuzzConnection, fuzzCases, fuzzTool, type FuzzCase, type JsonSchema } from '../src/fuzz.js';
 import { connectInProcess, spawnServer } from '../src/testing.js';
-import { toJsonSchema } from '../src/tools.js';
 
 /** Schemas of the shapes the servers' tools use, published as tools/list publishes them. */
 const SCHEMAS = {
@@ -28,13 +27,30 @@ const SCHEMAS = {
   empty: z.object({}),
 };
 
-function sample(schema: z.ZodObject, numRuns: number, samples: string[] = []): FuzzCase[] {
-  return fc.sample(fuzzCases(toJsonSchema(schema, 'input'), { samples }), { numRuns, seed: 7 });
+/** A tool's input schema as tools/list publishes it: the answer of a server with one tool that takes `schema`. */
+async function published(schema: z.ZodObject): Promise<JsonSchema> {
+  const server = new SuiteServer({ name: '@suite/server-schema-probe', version: '0.0.1' }).tool({
+    name: 'probe',
+    description: 'Takes the schema.',
+    input: schema,
+    annotations: { title: 'Probe', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async () => 'ok',
+  });
+  const session = await connectInProcess(server);
+  try {
+    return (await session.client.listTools()).tools[0]!.inputSchema as JsonSchema;
+  } finally {
+    await session.close();
+  }
+}
+
+async function sample(schema: z.ZodObject, numRuns: number, samples: string[] = []): Promise<FuzzCase[]> {
+  return fc.sample(fuzzCases(await published(schema), { samples }), { numRuns, seed: 7 });
 }
 
 describe('fuzzCases: arguments from a published input schema', () => {
-  it.each(Object.entries(SCHEMAS))('%s: accepted cases pass zod and each violation is rejected by it', (_name, schema) => {
-    const cases = sample(schema, 600);
+  it.each(Object.entries(SCHEMAS))('%s: accepted cases pass zod and each violation is rejected by it', async (_name, schema) => {
+    const cases = await sample(schema, 600);
     const wrong = cases
       .filter((c) => schema.safeParse(c.args).success !== (c.violation === undefined))
       .map((c) => `${JSON.stringify(c.args).slice(0, 200)} ${c.violation ?? '(valid)'}: ${JSON.stringify(schema.safeParse(c.args).error?.issues[0])}`);
@@ -44,8 +60,8 @@ describe('fuzzCases: arguments from a published input schema', () => {
     if (schema !== SCHEMAS.empty) expect(cases.some((c) => c.violation !== undefined)).toBe(true);
   });
 
-  it('is biased toward what breaks servers: traversal, NUL, option-like strings, odd Unicode, bounds, the target\'s own names', () => {
-    const texts = sample(z.object({ path: z.string() }), 3000, ['notes/todo.md']).map((c) => c.args.path).filter((p): p is string => typeof p === 'string');
+  it('is biased toward what breaks servers: traversal, NUL, option-like strings, odd Unicode, bounds, the target\'s own names', async () => {
+    const texts = (await sample(z.object({ path: z.string() }), 3000, ['notes/todo.md'])).map((c) => c.args.path).filter((p): p is string => typeof p === 'string');
     const seen = (test: (s: string) => boolean): boolean => texts.some(test);
     expect(seen((s) => s.includes('../'))).toBe(true);
     expect(seen((s) => s.includes('\u0000'))).toBe(true);
@@ -57,16 +73,16 @@ describe('fuzzCases: arguments from a published input schema', () => {
     expect(seen((s) => s.length > 4000)).toBe(true);
     expect(seen((s) => s === 'notes/todo.md')).toBe(true);
     expect(seen((s) => s.startsWith('notes/todo.md') && s !== 'notes/todo.md')).toBe(true);
-    const numbers = sample(z.object({ n: z.number().int().min(1).max(1_000_000) }), 500).map((c) => c.args.n);
+    const numbers = (await sample(z.object({ n: z.number().int().min(1).max(1_000_000) }), 500)).map((c) => c.args.n);
     expect(numbers).toEqual(expect.arrayContaining([1, 1_000_000]));
-    const unbounded = sample(z.object({ n: z.number().int() }), 500).map((c) => c.args.n);
+    const unbounded = (await sample(z.object({ n: z.number().int() }), 500)).map((c) => c.args.n);
     expect(unbounded).toEqual(expect.arrayContaining([Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]));
   });
 });
 
 describe('named samples', () => {
-  it('offer the values of the server\'s world for arguments of that name, where they fit the schema', () => {
-    const schema = toJsonSchema(z.object({ owner: z.string().regex(/^[a-z]+$/), files: z.array(z.object({ path: z.string() })).min(1).max(2), n: z.number().int().min(1).max(9) }), 'input');
+  it('offer the values of the server\'s world for arguments of that name, where they fit the schema', async () => {
+    const schema = await published(z.object({ owner: z.string().regex(/^[a-z]+$/), files: z.array(z.object({ path: z.string() })).min(1).max(2), n: z.number().int().min(1).max(9) }));
     const cases = fc.sample(fuzzCases(schema, { namedSamples: { owner: ['acme', 'Not Valid!'], path: ['src/a.ts'], n: [3, 42] } }), { numRuns: 400, seed: 5 });
     const accepted = cases.filter((c) => c.violation === undefined);
     const share = (test: (c: FuzzCase) => boolean): number => accepted.filter(test).length / accepted.length;
