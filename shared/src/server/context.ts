@@ -1,8 +1,8 @@
-import type { Logger } from './logging.js';
-import type { PathGuard } from './paths.js';
-import type { ProgressReporter } from './progress.js';
-import type { RootsSnapshot } from './roots.js';
-import type { SecretScope } from './secrets.js';
+import type { Logger } from '../core/logging.js';
+import type { PathGuard } from '../files/paths.js';
+import type { ProgressReporter } from '../core/progress.js';
+import type { RootsSnapshot } from '../files/roots.js';
+import type { SecretScope } from '../core/secrets.js';
 
 /**
  * Who a session (or a request) acts for, as the transport established it: over HTTP, the bearer

@@ -13,9 +13,9 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { envelopeKind, readEnvelope, type JsonRpcId } from './json-rpc-envelope.js';
-import type { Logger } from './logging.js';
+import type { Logger } from '../core/logging.js';
 import { collectYoungGeneration } from './memory.js';
-import { formatBytes } from './sizes.js';
+import { formatBytes } from '../text/sizes.js';
 
 /**
  * The default largest message, as the SDK has always enforced it: clients already live within it

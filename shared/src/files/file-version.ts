@@ -9,7 +9,7 @@
  */
 import type { BigIntStats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { ToolError } from './errors.js';
+import { ToolError } from '../core/errors.js';
 
 export interface FileVersion {
   dev: bigint;

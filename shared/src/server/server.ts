@@ -34,11 +34,11 @@ import type {
   SamplingResult,
   SessionInfo,
 } from './context.js';
-import { ToolError, UsageError } from './errors.js';
-import { LOG_LEVELS, Logger, newErrorId, type LogLevel } from './logging.js';
+import { ToolError, UsageError } from '../core/errors.js';
+import { LOG_LEVELS, Logger, newErrorId, type LogLevel } from '../core/logging.js';
 import { decodeCursor, encodeCursor } from './pagination.js';
-import { PathGuard, noRootsMessage } from './paths.js';
-import { CancelledError, ProgressReporter } from './progress.js';
+import { PathGuard, noRootsMessage } from '../files/paths.js';
+import { CancelledError, ProgressReporter } from '../core/progress.js';
 import { ProtocolError } from './protocol-errors.js';
 import type {
   Completer,
@@ -49,9 +49,9 @@ import type {
   ResourceTemplateDefinition,
   TemplateVariables,
 } from './resources.js';
-import { RootsManager, type RootsSnapshot } from './roots.js';
-import { SecretScope, processSecrets } from './secrets.js';
-import type { ChangeHub, ChangeSetup } from './subscriptions.js';
+import { RootsManager, type RootsSnapshot } from '../files/roots.js';
+import { SecretScope, processSecrets } from '../core/secrets.js';
+import type { ChangeHub, ChangeSetup } from '../changes/subscriptions.js';
 import { TemplateMatcher } from './uri-templates.js';
 import { runTool, toJsonSchema, type AnyToolDefinition, type CallToolResult, type ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';

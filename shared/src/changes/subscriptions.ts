@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
-import { Logger } from './logging.js';
+import { Logger } from '../core/logging.js';
 import {
   PathWatcher,
   SignaturePoller,

@@ -12,9 +12,9 @@
 import { constants, type promises as fs } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { CancelledError } from './progress.js';
+import { CancelledError } from '../core/progress.js';
 import { lockName, lockOwnerText, lockStale, trackTempEntry } from './temp-files.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../core/errors.js';
 
 /** How long a writer waits for a file another writer holds before giving up with a conflict. */
 export const DEFAULT_LOCK_WAIT_MS = 30_000;

@@ -1,10 +1,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { UsageError } from './errors.js';
-import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from './logging.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from './stdio.js';
-import { terminateAllProcesses } from './process.js';
-import type { ToolSelection, ToolsetInfo } from './toolsets.js';
-import { serveHttp, serveStdio, type Authenticator, type RunningTransport, type SessionFactory } from './transport.js';
+import { UsageError } from '../core/errors.js';
+import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from '../core/logging.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transports/stdio.js';
+import { terminateAllProcesses } from '../process/process.js';
+import type { ToolSelection, ToolsetInfo } from '../server/toolsets.js';
+import { serveHttp, serveStdio, type Authenticator, type RunningTransport, type SessionFactory } from '../transports/serve.js';
 
 export { UsageError };
 

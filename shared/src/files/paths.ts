@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileChangedError, currentVersion, sameVersion, type FileVersion } from './file-version.js';
 import { tempName, trackTempEntry } from './temp-files.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../core/errors.js';
 import { withWriteLock } from './write-locks.js';
 
 /** Separator-aware containment: `/a/bc` is not inside `/a/b`. */

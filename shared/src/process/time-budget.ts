@@ -1,5 +1,5 @@
-import { CancelledError } from './progress.js';
-import type { ToolError } from './errors.js';
+import { CancelledError } from '../core/progress.js';
+import type { ToolError } from '../core/errors.js';
 
 /**
  * How long one call may work, checked where it loops (between chunks of a file, between files

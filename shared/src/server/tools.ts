@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { ContentBlock, RequestContext } from './context.js';
-import { ToolError } from './errors.js';
-import { newErrorId } from './logging.js';
-import { CancelledError } from './progress.js';
-import { processSecrets, type SecretScope } from './secrets.js';
+import { ToolError } from '../core/errors.js';
+import { newErrorId } from '../core/logging.js';
+import { CancelledError } from '../core/progress.js';
+import { processSecrets, type SecretScope } from '../core/secrets.js';
 
 /**
  * Every tool must say what it does to the world. The fields are required (not optional as in the

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { ConcurrencyLimit } from './concurrency.js';
-import { CancelledError } from './progress.js';
-import { ToolError } from './errors.js';
-import { formatBytes } from './sizes.js';
+import { CancelledError } from '../core/progress.js';
+import { ToolError } from '../core/errors.js';
+import { formatBytes } from '../text/sizes.js';
 
 /** What every child gets, whether it runs for one call or for the life of the server. */
 export interface ChildEnvironmentOptions {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError, UsageError } from './errors.js';
+import { ToolError, UsageError } from '../core/errors.js';
 import type { ToolAnnotations, ToolDefinition } from './tools.js';
 
 /** A named group of tools a user can switch on or off (`--toolsets repos,issues`). */

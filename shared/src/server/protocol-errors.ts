@@ -1,5 +1,5 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { ERROR_CODES, UpstreamError, type ToolError } from './errors.js';
+import { ERROR_CODES, UpstreamError, type ToolError } from '../core/errors.js';
 
 /**
  * JSON-RPC errors, for malformed requests and unknown names, and for failures of requests that

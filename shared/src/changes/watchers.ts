@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { watch, type FSWatcher as NativeWatcher, type Dirent, type Stats } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from './logging.js';
+import type { Logger } from '../core/logging.js';
 
 /**
  * The watchers behind the change hub: a path followed through rotation, replacement, removal and

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError } from './errors.js';
+import { ToolError } from '../core/errors.js';
 
 /**
  * Opaque cursors: base64url of a small JSON document with a version tag, so a client cannot

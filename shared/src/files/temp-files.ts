@@ -15,7 +15,7 @@ import { rmSync, type Dirent, type Stats } from 'node:fs';
 import { lstat, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Logger } from './logging.js';
+import type { Logger } from '../core/logging.js';
 
 const TEMP_NAME = /^\.suite-(\d{1,10})-([0-9a-f]{8})-[0-9a-f]{8}\.(?:tmp|deleting)$/;
 const LOCK_NAME = /^\.suite-[0-9a-f]{16}\.lock$/;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ContentBlock, RequestContext, ResourceContents } from './context.js';
-import type { ChangeContext, ChangeSource } from './subscriptions.js';
+import type { ChangeContext, ChangeSource } from '../changes/subscriptions.js';
 
 export type { ResourceContents };
 

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from './logging.js';
+import type { Logger } from '../core/logging.js';
 import { isInside } from './paths.js';
 
 export interface Root {

@@ -1,4 +1,4 @@
-import { CancelledError } from './progress.js';
+import { CancelledError } from '../core/progress.js';
 
 interface Waiter {
   start: () => void;

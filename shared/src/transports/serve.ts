@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { AuthInfo, SessionInfo } from './context.js';
-import type { Logger } from './logging.js';
+import type { AuthInfo, SessionInfo } from '../server/context.js';
+import type { Logger } from '../core/logging.js';
 import { MemoryReleaser } from './memory.js';
-import type { SuiteServer } from './server.js';
+import type { SuiteServer } from '../server/server.js';
 import { StdioTransport, type StdioTransportOptions } from './stdio.js';
 
 /**

@@ -1,6 +1,6 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { Logger } from './logging.js';
+import type { Logger } from '../core/logging.js';
 
 /**
  * Giving memory back once many HTTP sessions have closed.
