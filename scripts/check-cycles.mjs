@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Fails on any import circle (type-only imports included: they too say the layering is unclear)
-// among the TypeScript sources of the shared layer, every server and the server template.
-// Usage: node scripts/check-cycles.mjs [DIR...]   (default: shared/src, servers/*/src, scripts/templates/server/src)
+// among the TypeScript sources of the shared layer, the test kit, every server and the server template.
+// Usage: node scripts/check-cycles.mjs [DIR...]   (default: shared/src, test-kit/src, servers/*/src, scripts/templates/server/src)
 //        node scripts/check-cycles.mjs --self-test
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -79,7 +79,7 @@ function cycles(graph) {
 }
 
 function defaultDirs() {
-  const dirs = [path.join(root, 'shared', 'src'), path.join(root, 'scripts', 'templates', 'server', 'src')];
+  const dirs = [path.join(root, 'shared', 'src'), path.join(root, 'test-kit', 'src'), path.join(root, 'scripts', 'templates', 'server', 'src')];
   for (const name of readdirSync(path.join(root, 'servers'))) {
     const src = path.join(root, 'servers', name, 'src');
     if (existsSync(src)) dirs.push(src);

@@ -152,7 +152,7 @@ function checkTarball(p) {
 async function checkImports(p) {
   const dir = path.join(installDir, 'node_modules', ...p.name.split('/'));
   const files = readTarball(p.tarball).filter((e) => e.path.endsWith('.js')).map((e) => path.join(dir, e.path));
-  // An optional peer dependency (the test kits' vitest and fast-check) is the user's to install: not resolving it is right.
+  // An optional peer dependency is the user's to install: not resolving it is right.
   const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
   const optionalPeers = new Set(Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional));
   const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');

@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { buildBeforeTests, suiteTestDefaults } from '@suite/shared/vitest';
+import { buildBeforeTests, suiteTestDefaults } from '@suite/test-kit/vitest';
 
 /**
  * The scenarios (every file that talks to the server through startWorld) run three times: against

@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { buildBeforeTests, quietTestLogs, suiteTestDefaults } from '@suite/shared/vitest';
+import { buildBeforeTests, quietTestLogs, suiteTestDefaults } from '@suite/test-kit/vitest';
 
 export default defineConfig({
   test: {

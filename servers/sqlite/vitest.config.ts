@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { buildBeforeTests, suiteTestDefaults } from '@suite/shared/vitest';
+import { buildBeforeTests, suiteTestDefaults } from '@suite/test-kit/vitest';
 
 export default defineConfig({
   test: {

@@ -9,8 +9,8 @@ export {
   type PreparedServer,
   type ServerCliSpec,
   type WritePosture,
-} from './cli.js';
-export { SuiteServer, type SuiteServerOptions, type ListKind } from './server.js';
+} from './cli/cli.js';
+export { SuiteServer, type SuiteServerOptions, type ListKind } from './server/server.js';
 export type {
   AuthInfo,
   SessionInfo,
@@ -28,10 +28,10 @@ export type {
   AudioContent,
   EmbeddedResourceContent,
   ResourceLinkContent,
-} from './context.js';
-export { ToolError, UpstreamError, ERROR_CODES, type ToolErrorKind } from './errors.js';
-export { errorResult, describeZodError, type ToolAnnotations, toolList, defineTool, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './tools.js';
-export { ToolGate, type ToolsetInfo, type ToolSelection } from './toolsets.js';
+} from './server/context.js';
+export { ToolError, UpstreamError, ERROR_CODES, type ToolErrorKind } from './core/errors.js';
+export { errorResult, describeZodError, type ToolAnnotations, toolList, defineTool, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './server/tools.js';
+export { ToolGate, type ToolsetInfo, type ToolSelection } from './server/toolsets.js';
 export type {
   ResourceContents,
   ResourceDefinition,
@@ -42,12 +42,12 @@ export type {
   PromptDefinition,
   PromptMessage,
   Completer,
-} from './resources.js';
-export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './roots.js';
-export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './paths.js';
-export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './file-version.js';
-export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './write-locks.js';
-export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './temp-files.js';
+} from './server/resources.js';
+export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type RootsSnapshot } from './files/roots.js';
+export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './files/paths.js';
+export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './files/file-version.js';
+export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './files/write-locks.js';
+export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './files/temp-files.js';
 export {
   ChangeHub,
   fileSignature,
@@ -57,18 +57,18 @@ export {
   type ChangeSink,
   type ChangeHubOptions,
   type WatchFault,
-} from './subscriptions.js';
-export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './logging.js';
-export { SecretScope, registerSecret, redactSecrets, REDACTED } from './secrets.js';
-export { formatBytes } from './sizes.js';
-export { escapeTerminalControls, escapeTerminalControlsInLine, hasTerminalControls } from './terminal-text.js';
-export { mimeTypeFor, isTextMimeType, isProbablyText, OCTET_STREAM } from './mime.js';
-export { ProgressReporter, CancelledError, throwIfCancelled } from './progress.js';
-export { TimeBudget } from './time-budget.js';
-export { encodeCursor, decodeCursor, paginate, type Page } from './pagination.js';
-export { nestedQuantifier } from './regex-safety.js';
-export { ProtocolError } from './protocol-errors.js';
-export { ConcurrencyLimit } from './concurrency.js';
+} from './changes/subscriptions.js';
+export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './core/logging.js';
+export { SecretScope, registerSecret, redactSecrets, REDACTED } from './core/secrets.js';
+export { formatBytes } from './text/sizes.js';
+export { escapeTerminalControls, escapeTerminalControlsInLine, hasTerminalControls } from './text/terminal-text.js';
+export { mimeTypeFor, isTextMimeType, isProbablyText, OCTET_STREAM } from './files/mime.js';
+export { ProgressReporter, CancelledError, throwIfCancelled } from './core/progress.js';
+export { TimeBudget } from './process/time-budget.js';
+export { encodeCursor, decodeCursor, paginate, type Page } from './server/pagination.js';
+export { nestedQuantifier } from './text/regex-safety.js';
+export { ProtocolError } from './server/protocol-errors.js';
+export { ConcurrencyLimit } from './process/concurrency.js';
 export {
   runProcess,
   processCounts,
@@ -81,6 +81,6 @@ export {
   type ManagedProcessOptions,
   type ManagedExit,
   type ChildEnvironmentOptions,
-} from './process.js';
-export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transport.js';
-export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './stdio.js';
+} from './process/process.js';
+export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transports/serve.js';
+export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './transports/stdio.js';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Logger, SuiteServer, serveHttp, type AuthInfo, type RunningHttp, type SessionInfo } from '../src/index.js';
-import { connectHttp, type TestSession } from '../src/testing.js';
+import { connectHttp, type TestSession } from '@suite/test-kit';
 
 const TOKEN_A = 'token-alpha-0123456789';
 const TOKEN_B = 'token-bravo-9876543210';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimit } from '../src/concurrency.js';
-import { CancelledError } from '../src/progress.js';
+import { ConcurrencyLimit } from '../src/process/concurrency.js';
+import { CancelledError } from '../src/core/progress.js';
 
 /** A task that runs until released, recording when it started. */
 function gate(log: string[], name: string): { task: () => Promise<string>; release: () => void } {

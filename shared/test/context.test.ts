@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SuiteServer, paginate, encodeCursor } from '../src/index.js';
-import { connectInProcess, type TestSession } from '../src/testing.js';
+import { connectInProcess, type TestSession } from '@suite/test-kit';
 import { probeServer } from './fixtures/probe-server.js';
 
 describe('cancellation, progress and logging', () => {

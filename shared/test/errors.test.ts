@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelledError, ERROR_CODES, SuiteServer, ToolError, UpstreamError, registerSecret } from '../src/index.js';
-import { connectInProcess, protocolError, type TestSession } from '../src/testing.js';
+import { connectInProcess, protocolError, type TestSession } from '@suite/test-kit';
 
 registerSecret('sekrit-password-42');
 

@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Logger } from '../src/logging.js';
-import { MemoryReleaser, fullCollection } from '../src/memory.js';
+import { Logger } from '../src/core/logging.js';
+import { MemoryReleaser, fullCollection } from '../src/transports/memory.js';
 
 describe('fullCollection', () => {
   it('collects unreachable objects without --expose-gc, and leaves no gc function to other code', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OCTET_STREAM, isProbablyText, isTextMimeType, mimeTypeFor } from '../src/mime.js';
+import { OCTET_STREAM, isProbablyText, isTextMimeType, mimeTypeFor } from '../src/files/mime.js';
 
 describe('MIME types and text sniffing (used by filesystem, github and git-prompts)', () => {
   it('maps common extensions, case-insensitively, and falls back to octet-stream', () => {

@@ -2,7 +2,7 @@ import { link, mkdir, readFile, readdir, stat, symlink, writeFile, chmod } from 
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PathGuard, isInside } from '../src/index.js';
-import { connectInProcess, makeTempDir, type TestSession } from '../src/testing.js';
+import { connectInProcess, makeTempDir, type TestSession } from '@suite/test-kit';
 import { probeServer } from './fixtures/probe-server.js';
 
 describe('isInside', () => {

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { spawnServer } from '../src/testing.js';
+import { spawnServer } from '@suite/test-kit';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'probe-bin.mjs');
 

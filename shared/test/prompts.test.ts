@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SuiteServer, ToolError } from '../src/index.js';
-import { connectInProcess, protocolError, type TestSession } from '../src/testing.js';
+import { connectInProcess, protocolError, type TestSession } from '@suite/test-kit';
 
 /** Notes as a resource template, and prompts that embed them by URI. */
 function notesServer(seen: string[] = []): SuiteServer {

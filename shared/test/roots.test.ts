@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectInProcess, makeTempDir, type TestSession } from '../src/testing.js';
+import { connectInProcess, makeTempDir, type TestSession } from '@suite/test-kit';
 import { probeServer } from './fixtures/probe-server.js';
 
 describe('roots policy', () => {

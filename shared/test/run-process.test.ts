@@ -5,10 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CancelledError } from '../src/progress.js';
-import { MAX_CONCURRENT_PROCESSES, processCounts, runProcess, spawnManaged, terminateAllProcesses } from '../src/process.js';
-import { ToolError } from '../src/errors.js';
-import { waitUntil } from '../src/testing.js';
+import { CancelledError } from '../src/core/progress.js';
+import { MAX_CONCURRENT_PROCESSES, processCounts, runProcess, spawnManaged, terminateAllProcesses } from '../src/process/process.js';
+import { ToolError } from '../src/core/errors.js';
+import { waitUntil } from '@suite/test-kit';
 
 const NODE = process.execPath;
 const PROBE_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'process-bin.mjs');

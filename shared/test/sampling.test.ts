@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SuiteServer } from '../src/index.js';
-import { connectInProcess, type TestSession } from '../src/testing.js';
+import { connectInProcess, type TestSession } from '@suite/test-kit';
 
 /** A tool that asks the client's model, with an optional timeout. */
 function samplingServer(): SuiteServer {

@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readEnvelope } from '../src/json-rpc-envelope.js';
-import { StdioTransport } from '../src/stdio.js';
-import { spawnServer, waitUntil, type SpawnedSession } from '../src/testing.js';
+import { readEnvelope } from '../src/transports/json-rpc-envelope.js';
+import { StdioTransport } from '../src/transports/stdio.js';
+import { spawnServer, waitUntil, type SpawnedSession } from '@suite/test-kit';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'stdio-bin.mjs');
 const MiB = 1024 * 1024;

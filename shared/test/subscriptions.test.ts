@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ChangeHub, Logger, SuiteServer, fileSignature, type ChangeContext, type ChangeSource, type LogLevel } from '../src/index.js';
-import { connectInProcess, makeTempDir, waitUntil, type TestSession } from '../src/testing.js';
+import { connectInProcess, makeTempDir, waitUntil, type TestSession } from '@suite/test-kit';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

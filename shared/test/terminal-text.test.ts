@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeTerminalControls, escapeTerminalControlsInLine, hasTerminalControls } from '../src/terminal-text.js';
+import { escapeTerminalControls, escapeTerminalControlsInLine, hasTerminalControls } from '../src/text/terminal-text.js';
 
 describe('terminal control sequences are made visible', () => {
   it('escapes ESC, OSC hyperlinks, BEL, CR, NUL, DEL and C1 controls, keeps tab and line feed', () => {

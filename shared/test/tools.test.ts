@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SuiteServer, ToolError, encodeCursor, paginate } from '../src/index.js';
-import { connectInProcess, type TestSession } from '../src/testing.js';
+import { connectInProcess, type TestSession } from '@suite/test-kit';
 
 function build(): SuiteServer {
   const server = new SuiteServer({ name: '@suite/server-test', version: '1.2.3', instructions: 'test server' });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SuiteServer, UsageError } from '../src/index.js';
-import { connectInProcess, spawnServer, protocolError, type TestSession } from '../src/testing.js';
+import { connectInProcess, spawnServer, protocolError, type TestSession } from '@suite/test-kit';
 import { TOOLS, TOOLSETS, toolsetServer } from './fixtures/toolset-server.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'toolset-bin.mjs');

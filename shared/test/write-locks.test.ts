@@ -1,12 +1,12 @@
 import { lstat, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CancelledError } from '../src/progress.js';
-import { FileChangedError, currentVersion } from '../src/file-version.js';
-import { PathGuard } from '../src/paths.js';
-import { ToolError } from '../src/errors.js';
-import { withWriteLock } from '../src/write-locks.js';
-import { makeTempDir } from '../src/testing.js';
+import { CancelledError } from '../src/core/progress.js';
+import { FileChangedError, currentVersion } from '../src/files/file-version.js';
+import { PathGuard } from '../src/files/paths.js';
+import { ToolError } from '../src/core/errors.js';
+import { withWriteLock } from '../src/files/write-locks.js';
+import { makeTempDir } from '@suite/test-kit';
 
 let dir: string;
 let cleanup: () => Promise<void>;

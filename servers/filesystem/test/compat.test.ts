@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeHub } from '@suite/shared';
-import { connectInProcess, makeTempDir, spawnServer, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, makeTempDir, spawnServer, type TestSession } from '@suite/test-kit';
 import { DEFAULT_LIMITS, buildServer } from '../src/server.js';
 
 /**

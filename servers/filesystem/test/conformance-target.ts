@@ -1,8 +1,8 @@
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ConformanceTarget } from '@suite/shared/abuse';
-import { makeTempDir } from '@suite/shared/testing';
+import type { ConformanceTarget } from '@suite/test-kit/abuse';
+import { makeTempDir } from '@suite/test-kit';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
 const BIG = 'filesystem abuse kit\n'.repeat(200_000);

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { spawnServer, type SpawnedSession } from '@suite/test-kit';
 import { startWriteSide, type WriteSideHarness } from './write-side-fixture.js';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
@@ -135,7 +135,7 @@ describe('concurrent writers of one file', () => {
  * release it (the holder removes its lock and exits) or kill the holder (SIGKILL: the lock stays).
  */
 async function holdLockLikeAnotherServer(dir: string, file: string): Promise<{ release(): Promise<void>; kill(): Promise<void> }> {
-  const tempFiles = pathToFileURL(path.join(path.dirname(createRequire(import.meta.url).resolve('@suite/shared')), 'temp-files.js')).href;
+  const tempFiles = pathToFileURL(path.join(path.dirname(createRequire(import.meta.url).resolve('@suite/shared')), 'files', 'temp-files.js')).href;
   const script = `
     import fs from 'node:fs';
     import path from 'node:path';

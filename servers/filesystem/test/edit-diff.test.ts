@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { makeTempDir } from '@suite/shared/testing';
+import { makeTempDir } from '@suite/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unifiedDiff } from '../src/diff.js';
 

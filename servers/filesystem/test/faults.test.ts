@@ -7,7 +7,7 @@ import { appendFile, mkdir, readdir, readFile, rm, statfs, writeFile } from 'nod
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/test-kit';
 import { startWriteSide, type WriteSideHarness } from './write-side-fixture.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/index.js');

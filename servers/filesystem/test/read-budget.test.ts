@@ -3,7 +3,7 @@ import { open, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer } from '@suite/shared/testing';
+import { spawnServer } from '@suite/test-kit';
 import { startReadSide, type ReadSideHarness } from './read-side-fixture.js';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');

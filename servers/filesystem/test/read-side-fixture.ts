@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ChangeHub, SuiteServer } from '@suite/shared';
-import { connectInProcess, makeTempDir, type ClientOptions, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, makeTempDir, type ClientOptions, type TestSession } from '@suite/test-kit';
 import { DEFAULT_LIMITS, type FilesystemConfig, type FilesystemLimits } from '../src/config.js';
 import { directoryTreeTool } from '../src/tools/directory-tree.js';
 import { getFileInfoTool } from '../src/tools/get-file-info.js';

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { protocolError, type ProtocolErrorOutcome } from '@suite/shared/testing';
+import { protocolError, type ProtocolErrorOutcome } from '@suite/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIST_MAX_DEPTH, LIST_PAGE_SIZE } from '../src/resources/files.js';
 import { sleep, startWriteSide, type WriteSideHarness } from './write-side-fixture.js';

@@ -2,7 +2,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeHub, Logger, serveHttp, type RunningHttp } from '@suite/shared';
-import { makeTempDir } from '@suite/shared/testing';
+import { makeTempDir } from '@suite/test-kit';
 import { DEFAULT_LIMITS, type FilesystemConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
 

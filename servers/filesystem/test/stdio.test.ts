@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { makeTempDir, spawnServer, type SpawnedSession } from '@suite/test-kit';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir, spawnServer, waitUntil, type SpawnedSession } from '@suite/shared/testing';
+import { makeTempDir, spawnServer, waitUntil, type SpawnedSession } from '@suite/test-kit';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
 const HOST = createHash('sha256').update(os.hostname()).digest('hex').slice(0, 8);

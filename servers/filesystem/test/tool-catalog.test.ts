@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeHub } from '@suite/shared';
-import { connectInProcess, toolCatalog, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, toolCatalog, type TestSession } from '@suite/test-kit';
 import { DEFAULT_LIMITS } from '../src/config.js';
 import { buildServer } from '../src/server.js';
 

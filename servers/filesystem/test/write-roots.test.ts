@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ChangeHub } from '@suite/shared';
-import { connectInProcess } from '@suite/shared/testing';
+import { connectInProcess } from '@suite/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../src/config.js';
 import { buildServer } from '../src/server.js';

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { ConformanceTarget } from '@suite/shared/abuse';
-import { makeTempDir } from '@suite/shared/testing';
+import type { ConformanceTarget } from '@suite/test-kit/abuse';
+import { makeTempDir } from '@suite/test-kit';
 import { BIN, commit, git, makeRepo, writeFiles } from './helpers.js';
 
 /** A repository with history, branches, a tag, staged and unstaged changes and an untracked file. */

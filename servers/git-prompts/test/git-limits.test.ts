@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir, protocolError, spawnServer, waitUntil, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, protocolError, spawnServer, waitUntil, type TestSession } from '@suite/test-kit';
 import { DEFAULT_BUDGET } from '../src/server.js';
 import { BIN, git, makeRepo, open, writeFiles } from './helpers.js';
 

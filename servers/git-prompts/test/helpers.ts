@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectInProcess, type ClientOptions, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, type ClientOptions, type TestSession } from '@suite/test-kit';
 import type { ChangeHub } from '@suite/shared';
 import { DEFAULT_BUDGET, DEFAULTS, Workspace, buildServer, type GitPromptsConfig } from '../src/server.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir, protocolError, spawnServer, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, protocolError, spawnServer, type TestSession } from '@suite/test-kit';
 import { makeHostileRepo, type HostileRepo } from './hostile.js';
 import { BIN, git, open } from './helpers.js';
 

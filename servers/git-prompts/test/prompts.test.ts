@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, protocolError, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, protocolError, type TestSession } from '@suite/test-kit';
 import { commit, git, makeRepo, open, writeFiles } from './helpers.js';
 
 describe('prompts', () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, protocolError, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, protocolError, type TestSession } from '@suite/test-kit';
 import { commit, git, makeRepo, open, writeFiles } from './helpers.js';
 
 describe('git:// resources', () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, type TestSession } from '@suite/test-kit';
 import { git, makeRepo, open, writeFiles } from './helpers.js';
 
 describe('draft_commit_message', () => {

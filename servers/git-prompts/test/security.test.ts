@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir, protocolError, snapshotTree, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, protocolError, snapshotTree, type TestSession } from '@suite/test-kit';
 import { commit, git, makeRepo, open, writeFiles } from './helpers.js';
 
 describe('security', () => {

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectHttp, makeTempDir, spawnServer, waitUntil, type SpawnedSession } from '@suite/shared/testing';
+import { connectHttp, makeTempDir, spawnServer, waitUntil, type SpawnedSession } from '@suite/test-kit';
 import { BIN, git, makeRepo, writeFiles } from './helpers.js';
 
 const WRITE_TOOLS = ['git_add', 'git_reset', 'git_commit', 'git_create_branch', 'git_checkout'];

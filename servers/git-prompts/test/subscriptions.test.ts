@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChangeHub } from '@suite/shared';
-import { makeTempDir, protocolError, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, protocolError, type TestSession } from '@suite/test-kit';
 import { commit, git, makeRepo, open, writeFiles } from './helpers.js';
 
 const WAIT = { timeoutMs: 20_000 };

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir, toolCatalog, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, toolCatalog, type TestSession } from '@suite/test-kit';
 import { makeRepo, open } from './helpers.js';
 
 // Every tool's name, schemas and annotations as clients see them, in both modes. A change shows up

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, type TestSession } from '@suite/test-kit';
 import { commit, git, makeRepo, open, writeFiles } from './helpers.js';
 
 describe('read tools', () => {

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, type TestSession } from '@suite/test-kit';
 import { git, makeRepo, open, writeFiles } from './helpers.js';
 
 const WRITE_TOOLS = ['git_add', 'git_reset', 'git_commit', 'git_create_branch', 'git_checkout'];

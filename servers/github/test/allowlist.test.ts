@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protocolError, type TestSession } from '@suite/shared/testing';
+import { protocolError, type TestSession } from '@suite/test-kit';
 import { parseRepoPatterns } from '../src/repo-allowlist.js';
 import { startWorld, type World } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { ConformanceTarget } from '@suite/shared/abuse';
-import { connectInProcess } from '@suite/shared/testing';
+import type { ConformanceTarget } from '@suite/test-kit/abuse';
+import { connectInProcess } from '@suite/test-kit';
 import { buildServer } from '../src/server.js';
 import { startFakeGithub } from './fake-github/index.js';
 import { BIN, TOKENS, seed, testConfig } from './helpers.js';

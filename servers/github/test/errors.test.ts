@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import type { TestSession } from '@suite/test-kit';
 import { TOOLS, buildServer } from '../src/server.js';
 import { TOKENS, startWorld, testConfig, type World } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectHttp, connectInProcess, spawnServer, waitUntil, type ClientOptions, type SpawnedSession, type TestSession } from '@suite/shared/testing';
+import { connectHttp, connectInProcess, spawnServer, waitUntil, type ClientOptions, type SpawnedSession, type TestSession } from '@suite/test-kit';
 import type { ToolSelection } from '@suite/shared';
 import { DEFAULT_LIMITS, DEFAULT_THROTTLE, buildServer, type GithubConfig } from '../src/server.js';
 import { startFakeGithub, type FakeGithub, type FakeRepo } from './fake-github/index.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectHttp } from '@suite/shared/testing';
+import { connectHttp } from '@suite/test-kit';
 import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
 import { BIN, TOKENS, seed, serveHttp } from './helpers.js';
 

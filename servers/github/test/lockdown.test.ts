@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protocolError, type TestSession } from '@suite/shared/testing';
+import { protocolError, type TestSession } from '@suite/test-kit';
 import { TOKENS, startWorld, type World } from './helpers.js';
 
 let world: World;

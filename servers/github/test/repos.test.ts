@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil, type TestSession } from '@suite/shared/testing';
+import { waitUntil, type TestSession } from '@suite/test-kit';
 import { BIG_FILE_BYTES, TAG_TEXT, TOKENS, startWorld, type World } from './helpers.js';
 
 let world: World;

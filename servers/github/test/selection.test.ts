@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protocolError } from '@suite/shared/testing';
+import { protocolError } from '@suite/test-kit';
 import { startWorld, type World } from './helpers.js';
 
 let world: World;

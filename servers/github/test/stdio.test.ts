@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protocolError, spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { protocolError, spawnServer, type SpawnedSession } from '@suite/test-kit';
 import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
 import { BIN, TAG_TEXT, TOKENS, seed } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolCatalog } from '@suite/shared/testing';
+import { toolCatalog } from '@suite/test-kit';
 import type { ToolSelection } from '@suite/shared';
 import { startWorld, type World } from './helpers.js';
 

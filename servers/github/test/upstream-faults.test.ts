@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import type { TestSession } from '@suite/test-kit';
 import { badGateway, connectionReset, cutOffBody, emptyBody, htmlPage, malformedJson, primaryLimit, redirect, secondaryLimit, stalledBody, tooManyRequests } from './fake-github/faults.js';
 import { tokenOf } from './fake-github/index.js';
 import { TOKENS, startWorld, testConfig, type World } from './helpers.js';

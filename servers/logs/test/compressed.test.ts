@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protocolError, type TestSession } from '@suite/shared/testing';
+import { protocolError, type TestSession } from '@suite/test-kit';
 import { fixture, lines, type Fixture } from './helpers.js';
 
 /**

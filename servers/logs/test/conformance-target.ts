@@ -2,8 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'vitest';
-import type { ConformanceTarget } from '@suite/shared/abuse';
-import { makeTempDir, snapshotTree } from '@suite/shared/testing';
+import type { ConformanceTarget } from '@suite/test-kit/abuse';
+import { makeTempDir, snapshotTree } from '@suite/test-kit';
 import { BIN } from './helpers.js';
 
 const LEVELS = ['DEBUG', 'INFO', 'INFO', 'WARN', 'ERROR'];

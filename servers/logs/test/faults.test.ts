@@ -6,7 +6,7 @@
 import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/test-kit';
 import { BIN, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 const updated = (session: TestSession, uri: string, what: string, action: () => Promise<unknown>, timeoutMs?: number): Promise<unknown> =>

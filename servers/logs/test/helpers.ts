@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { ChangeHub } from '@suite/shared';
-import { connectInProcess, makeTempDir, spawnServer, waitUntil, type SpawnedSession, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, makeTempDir, spawnServer, waitUntil, type SpawnedSession, type TestSession } from '@suite/test-kit';
 import { runningScans } from '../src/scan-runner.js';
 import { DEFAULT_JSON_FIELDS, DEFAULT_LIMITS, buildServer, type LogsConfig, type LogsLimits } from '../src/server.js';
 

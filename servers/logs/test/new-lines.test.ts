@@ -1,7 +1,7 @@
 import { appendFile, copyFile, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import type { TestSession } from '@suite/test-kit';
 import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 interface NewLines {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import type { TestSession } from '@suite/test-kit';
 import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 interface Range {

@@ -1,6 +1,6 @@
 import { utimes } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { protocolError } from '@suite/shared/testing';
+import { protocolError } from '@suite/test-kit';
 import { DEFAULT_LIMITS } from '../src/server.js';
 import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir, protocolError } from '@suite/shared/testing';
+import { makeTempDir, protocolError } from '@suite/test-kit';
 import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 let fx: Fixture | undefined;

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectHttp, makeTempDir, protocolError, spawnServer, type TestSession } from '@suite/shared/testing';
+import { connectHttp, makeTempDir, protocolError, spawnServer, type TestSession } from '@suite/test-kit';
 import { BIN, isoAgo, lines } from './helpers.js';
 
 const WAIT = { timeoutMs: 8000 };

@@ -1,6 +1,6 @@
 import { appendFile, copyFile, mkdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import type { TestSession } from '@suite/test-kit';
 import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 /**

@@ -1,6 +1,6 @@
 import { appendFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestSession } from '@suite/shared/testing';
+import type { TestSession } from '@suite/test-kit';
 import { fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { toolCatalog } from '@suite/shared/testing';
+import { toolCatalog } from '@suite/test-kit';
 import { fixture, type Fixture } from './helpers.js';
 
 let fx: Fixture | undefined;

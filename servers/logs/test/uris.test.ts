@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { protocolError } from '@suite/shared/testing';
+import { protocolError } from '@suite/test-kit';
 import { fileUri } from '../src/uris.js';
 import { fixture, isoAgo, lines, type Fixture } from './helpers.js';
 

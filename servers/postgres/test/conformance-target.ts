@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { ConformanceTarget } from '@suite/shared/abuse';
-import { waitUntil } from '@suite/shared/testing';
+import type { ConformanceTarget } from '@suite/test-kit/abuse';
+import { waitUntil } from '@suite/test-kit';
 import { ADMIN_URL, BIN, createTestDatabase, urlFor, withClient } from './helpers.js';
 
 const ROWS_PER_INSERT = 200_000;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInProcess } from '@suite/shared/testing';
+import { connectInProcess } from '@suite/test-kit';
 import { buildServer } from '../src/server.js';
 import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
 

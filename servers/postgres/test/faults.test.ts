@@ -5,7 +5,7 @@
  * while the database is away), never crashes or hangs, and works again on the first call after.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectInProcess, protocolError, spawnServer, waitUntil, type SpawnedSession, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, protocolError, spawnServer, waitUntil, type SpawnedSession, type TestSession } from '@suite/test-kit';
 import { buildServer } from '../src/server.js';
 import type { PostgresConfig } from '../src/config.js';
 import { BIN, createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';

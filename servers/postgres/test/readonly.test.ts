@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInProcess, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, type TestSession } from '@suite/test-kit';
 import { buildServer } from '../src/server.js';
 import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInProcess, protocolError, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, protocolError, type TestSession } from '@suite/test-kit';
 import { buildServer } from '../src/server.js';
 import type { PostgresConfig } from '../src/config.js';
 import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer } from '@suite/shared/testing';
+import { spawnServer } from '@suite/test-kit';
 import { DEFAULT_LIMITS } from '../src/config.js';
 import { Database } from '../src/database.js';
 import { inspectRole, privilegeProblem } from '../src/privileges.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInProcess, toolCatalog } from '@suite/shared/testing';
+import { connectInProcess, toolCatalog } from '@suite/test-kit';
 import { buildServer } from '../src/server.js';
 import { createTestDatabase, makeConfig, type TestDatabase } from './helpers.js';
 

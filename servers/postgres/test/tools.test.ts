@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '@suite/shared';
-import { connectInProcess, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, type TestSession } from '@suite/test-kit';
 import { buildServer } from '../src/server.js';
 import { createTestDatabase, makeConfig, withClient, type TestDatabase } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Database from '../src/sqlite-addon.js';
 import { expect } from 'vitest';
-import type { ConformanceTarget } from '@suite/shared/abuse';
+import type { ConformanceTarget } from '@suite/test-kit/abuse';
 import { BIN, SAMPLE_SQL, makeDatabaseFile } from './helpers.js';
 
 const ROWS_PER_INSERT = 100_000;

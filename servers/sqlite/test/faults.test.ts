@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database, { chooseSqliteAddon } from '../src/sqlite-addon.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/shared/testing';
+import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/test-kit';
 import { BIN, makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

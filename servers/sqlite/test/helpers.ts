@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from '../src/sqlite-addon.js';
 import { ChangeHub } from '@suite/shared';
-import { connectInProcess, makeTempDir, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, makeTempDir, type TestSession } from '@suite/test-kit';
 import { SqliteDatabase, buildServer, type SqliteOptions } from '../src/server.js';
 
 export const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
@@ -26,7 +26,7 @@ INSERT INTO teams VALUES (1, 'core'), (2, 'docs');
 INSERT INTO people VALUES (1, 'Ada', 'ada@example.com', 1, 9.5), (2, 'Grace', 'grace@example.com', 1, 8), (3, 'Edsger', NULL, 2, 7.25);
 `;
 
-export { snapshotTree, waitUntil } from '@suite/shared/testing';
+export { snapshotTree, waitUntil } from '@suite/test-kit';
 
 export interface Harness {
   session: TestSession;

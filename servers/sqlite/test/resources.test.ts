@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from '../src/sqlite-addon.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { protocolError } from '@suite/shared/testing';
+import { protocolError } from '@suite/test-kit';
 import { makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';
 
 const settle = (ms = 300): Promise<void> => new Promise((r) => setTimeout(r, ms));

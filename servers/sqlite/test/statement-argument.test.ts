@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer } from '@suite/shared/testing';
+import { spawnServer } from '@suite/test-kit';
 import { BIN, makeDatabaseFile, openServer, type Harness } from './helpers.js';
 
 // The official SQLite server names the statement `query` in read_query, write_query and

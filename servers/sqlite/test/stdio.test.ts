@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedSession } from '@suite/shared/testing';
+import { spawnServer, type SpawnedSession } from '@suite/test-kit';
 import { BIN, LONG_QUERY, makeDatabaseFile, snapshotTree, waitUntil } from './helpers.js';
 
 /** Pids whose parent is `parent`, read from /proc (Linux). */

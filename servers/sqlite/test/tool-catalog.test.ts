@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { toolCatalog } from '@suite/shared/testing';
+import { toolCatalog } from '@suite/test-kit';
 import { makeDatabaseFile, openServer, type Harness } from './helpers.js';
 
 // Every tool's name, schemas and annotations as clients see them, in both modes. A change shows up

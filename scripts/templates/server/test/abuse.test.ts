@@ -1,4 +1,4 @@
-import { abuseSuite } from '@suite/shared/abuse';
+import { abuseSuite } from '@suite/test-kit/abuse';
 import { target } from './conformance-target.js';
 
 abuseSuite(target);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectInProcess, spawnServer, toolCatalog, type TestSession } from '@suite/shared/testing';
+import { connectInProcess, spawnServer, toolCatalog, type TestSession } from '@suite/test-kit';
 import { buildServer, type __CONFIG__Config } from '../src/server.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');

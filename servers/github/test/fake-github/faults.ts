@@ -1,4 +1,4 @@
-import type { FakeFault } from '@suite/shared/testing';
+import type { FakeFault } from '@suite/test-kit';
 
 /**
  * What a failing or hostile GitHub does, as faults for the fake's next matching requests: arm one

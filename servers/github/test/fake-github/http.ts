@@ -1,4 +1,4 @@
-import type { FakeRequest, FakeResponse } from '@suite/shared/testing';
+import type { FakeRequest, FakeResponse } from '@suite/test-kit';
 import type { FakeRepo, FakeToken, FakeUser, GithubState, Permission } from './state.js';
 
 /** What a route handler gets: the request, the state, who is asking, and how to build URLs. */

@@ -1,4 +1,4 @@
-import { startFakeUpstream, type FakeRequest, type FakeResponse, type FakeUpstream } from '@suite/shared/testing';
+import { startFakeUpstream, type FakeRequest, type FakeResponse, type FakeUpstream } from '@suite/test-kit';
 import { actionRoutes, LOG_STORAGE, storedLog } from './actions.js';
 import { checkRoutes } from './checks.js';
 import { codeSearchRoutes } from './code-search.js';

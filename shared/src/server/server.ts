@@ -1,0 +1,912 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError as SdkProtocolError,
+  SdkError,
+  SdkErrorCode,
+  Server,
+  inputRequired,
+  type ClientCapabilities,
+  type InputRequest,
+  type ServerCapabilities,
+  type ServerContext,
+  type ServerEvent,
+  type Transport,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
+import type {
+  AuthInfo,
+  ChangeAnnouncer,
+  ClientFeatures,
+  ElicitRequest,
+  ElicitResult,
+  EmbeddedResourceContent,
+  RequestContext,
+  SamplingRequest,
+  SamplingResult,
+  SessionInfo,
+} from './context.js';
+import { ToolError, UsageError } from '../core/errors.js';
+import { InputLedger, InputNeeded, processRequestStateSeal, type RequestStateSeal } from './input-requests.js';
+import { LOG_LEVELS, Logger, newErrorId, type LogLevel } from '../core/logging.js';
+import { decodeCursor, encodeCursor } from './pagination.js';
+import { PathGuard, noRootsMessage } from '../files/paths.js';
+import { CancelledError, ProgressReporter } from '../core/progress.js';
+import { ProtocolError } from './protocol-errors.js';
+import type {
+  Completer,
+  PromptDefinition,
+  ResourceContents,
+  ResourceDefinition,
+  ResourceListing,
+  ResourceTemplateDefinition,
+  TemplateVariables,
+} from './resources.js';
+import { RootsManager, type RootsSnapshot } from '../files/roots.js';
+import { SecretScope, processSecrets } from '../core/secrets.js';
+import type { ChangeHub, ChangeSetup } from '../changes/subscriptions.js';
+import { TemplateMatcher } from './uri-templates.js';
+import { runTool, toJsonSchema, type AnyToolDefinition, type ToolDefinition } from './tools.js';
+import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
+
+/**
+ * Which protocol era an SDK instance serves: `legacy` is 2025-11-25 and earlier (sessions,
+ * initialize, server-to-client requests), `modern` is 2026-07-28 (every request stands alone).
+ */
+export type ProtocolEra = 'legacy' | 'modern';
+
+export interface SuiteServerOptions {
+  /** Reported as serverInfo.name, e.g. "@suite/server-filesystem". */
+  name: string;
+  version: string;
+  title?: string;
+  /** Sent to the client at initialization: how the model should use this server. */
+  instructions?: string;
+  /**
+   * File roots. Give it (even with no directories) to have the server ask the client for roots
+   * and apply the narrowing policy; omit it for servers that touch no files.
+   */
+  roots?: { directories: readonly string[]; aliases?: readonly string[]; waitMs?: number };
+  /** The process-wide change hub; enables resources/subscribe. */
+  changes?: ChangeHub;
+  /** Page size for resources/list. */
+  pageSize?: number;
+  /** The session this server serves, as the transport's session factory was told; a fresh one otherwise. */
+  session?: SessionInfo;
+  /** The server's named toolsets; every tool with a `toolset` must name one of these. */
+  toolsets?: readonly ToolsetInfo[];
+  /** Which tools this session exposes (read-only mode, toolsets, single tools, dynamic mode). */
+  selection?: ToolSelection;
+  /**
+   * Seals the state of 2026-07-28 multi-round-trip requests (sampling, roots, elicitation); one per
+   * process (or one key per deployment), shared by every instance. A per-instance random key otherwise.
+   */
+  requestState?: RequestStateSeal;
+}
+
+/** The state a resources/list cursor carries: which template (phase) and that template's own cursor. */
+const RESOURCES_CURSOR = z.object({ phase: z.number().int().min(0), inner: z.string().optional() });
+
+const LIST_ROOTS_RESULT = z.looseObject({
+  roots: z.array(z.looseObject({ uri: z.string().min(1), name: z.string().optional() })),
+});
+
+type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject | undefined>;
+
+interface RegisteredTemplate {
+  def: ResourceTemplateDefinition;
+  matcher: TemplateMatcher;
+}
+
+/** How long a sampling or elicitation request may wait for the client (a human may have to approve it). */
+const CLIENT_REQUEST_TIMEOUT_MS = 120_000;
+
+export type ListKind = 'tools' | 'resources' | 'prompts';
+
+/**
+ * The SDK builds an Ajv instance per Server (about 20 KiB of heap each) unless given one; every
+ * session shares this one, which is what makes an idle HTTP session cheap.
+ */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
+/**
+ * Cache hints for the 2026-07-28 cacheable results, chosen per list: a tool list can change with the
+ * request's headers and credentials (toolset selection, a GitHub token's scopes), and resource lists
+ * and contents follow files, tables and repositories that change under us, so nothing is `public`
+ * and only lists fixed for the life of the process get a TTL.
+ */
+const CACHE_HINTS = {
+  'server/discover': { ttlMs: 60_000, cacheScope: 'private' },
+  'tools/list': { ttlMs: 60_000, cacheScope: 'private' },
+  'prompts/list': { ttlMs: 300_000, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 300_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+} as const;
+
+/** The tools dynamic mode adds (see dynamicToolsetTools). */
+const DYNAMIC_META_TOOLS = ['list_available_toolsets', 'get_toolset_tools', 'enable_toolset'];
+
+/** The JSON Schema dialect of 2026-07-28 input schemas (zod writes 2020-12). */
+const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * One MCP session's server. Build one per session (the HTTP transport does so for every new
+ * session); state shared across sessions belongs to the caller (a database pool, the change hub).
+ *
+ * This class is the only place that talks to the SDK's request handlers, so that server
+ * packages register plain definitions and never depend on SDK internals.
+ */
+export class SuiteServer {
+  readonly log: Logger;
+  readonly session: SessionInfo;
+  /** This session's secrets (its bearer token, anything a handler registers); forgotten when it closes. */
+  readonly secrets: SecretScope;
+  readonly gate: ToolGate;
+  private readonly registered = new Map<string, AnyTool>();
+  private readonly resources = new Map<string, ResourceDefinition>();
+  private readonly templates: RegisteredTemplate[] = [];
+  private readonly prompts = new Map<string, PromptDefinition>();
+  private readonly closeHandlers: (() => void | Promise<void>)[] = [];
+  private readonly rootsManager: RootsManager | undefined;
+  private clientLogLevel: LogLevel = 'info';
+  private guard: { version: number; guard: PathGuard } | undefined;
+  private sdk: Server | undefined;
+  private era: ProtocolEra = 'legacy';
+  private readonly seal: RequestStateSeal;
+  private closed = false;
+  private markConnected: () => void = () => undefined;
+  private changeAnnouncer: ChangeAnnouncer | undefined;
+  private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
+
+  constructor(private readonly options: SuiteServerOptions) {
+    this.session = options.session ?? { id: randomUUID(), transport: 'memory' };
+    this.secrets = new SecretScope(processSecrets);
+    this.secrets.add(this.session.auth?.token);
+    this.log = new Logger(options.name.replace(/^@suite\/server-/, ''), this.secrets);
+    this.gate = new ToolGate(options.toolsets ?? [], options.selection);
+    this.seal = options.requestState ?? processRequestStateSeal();
+    if (options.roots) {
+      this.rootsManager = new RootsManager(options.roots.directories, this.log.child('roots'), options.roots.waitMs);
+    }
+    if (this.gate.dynamic) {
+      const host = {
+        gate: this.gate,
+        allTools: () => [...this.registered.values()],
+        enableToolset: (name: string) => this.enableToolset(name),
+      };
+      for (const meta of dynamicToolsetTools(host)) this.tool(meta);
+    }
+  }
+
+  /** The session's one identity (the Mcp-Session-Id over HTTP). */
+  get sessionId(): string {
+    return this.session.id;
+  }
+
+  /**
+   * Registers a tool. Whether a client sees it is decided here, from the session's selection: a
+   * tool outside the enabled toolsets, or one that writes while the server is read-only, is kept
+   * out of tools/list and tools/call. A tool registered after connect is announced with
+   * `notifications/tools/list_changed`.
+   */
+  tool<I extends z.ZodObject, O extends z.ZodObject | undefined = undefined>(definition: ToolDefinition<I, O>): this {
+    if (this.registered.has(definition.name)) throw new Error(`Tool ${definition.name} is registered twice`);
+    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(definition.name)) throw new Error(`Invalid tool name: ${definition.name}`);
+    if (definition.toolset !== undefined && !this.gate.toolsets.some((t) => t.name === definition.toolset)) {
+      throw new Error(`Tool ${definition.name} names toolset ${definition.toolset}, which the server does not declare`);
+    }
+    this.registered.set(definition.name, definition as unknown as AnyTool);
+    if (this.sdk && this.gate.allows(definition as unknown as AnyTool)) this.listChanged('tools');
+    return this;
+  }
+
+  /** Registers several tools (a server's list of tool declarations). */
+  tools(definitions: readonly AnyToolDefinition[]): this {
+    for (const definition of definitions) this.tool(definition);
+    return this;
+  }
+
+  /**
+   * Switches a toolset on for this session (read-only mode still applies) and announces the
+   * change. Returns the names of the tools it added.
+   */
+  enableToolset(name: string): string[] {
+    const before = new Set(this.exposedTools().map((t) => t.name));
+    if (!this.gate.enable(name)) return [];
+    const added = this.exposedTools()
+      .map((t) => t.name)
+      .filter((n) => !before.has(n));
+    if (added.length > 0) this.listChanged('tools');
+    return added;
+  }
+
+  /** The tools this session exposes, in registration order. */
+  private exposedTools(): AnyTool[] {
+    return [...this.registered.values()].filter((t) => this.gate.allows(t));
+  }
+
+  resource(definition: ResourceDefinition): this {
+    this.resources.set(definition.uri, definition);
+    return this;
+  }
+
+  resourceTemplate(definition: ResourceTemplateDefinition): this {
+    this.templates.push({ def: definition, matcher: new TemplateMatcher(definition.uriTemplate) });
+    return this;
+  }
+
+  prompt<A extends z.ZodObject>(definition: PromptDefinition<A>): this {
+    this.prompts.set(definition.name, definition as unknown as PromptDefinition);
+    return this;
+  }
+
+  /**
+   * Runs whenever a client answer changes this session's effective roots (a server whose lists
+   * depend on the roots, such as its repositories, announces its own list_changed from here).
+   */
+  onRootsChanged(handler: (snapshot: RootsSnapshot) => void): this {
+    this.rootsManager?.onChange(handler);
+    return this;
+  }
+
+  /**
+   * Follows a change source (paths, trees, a poll) for this server's own sake, such as a list that
+   * depends on what is on disk: `onChange` runs after each burst of changes until the returned
+   * function is called or the session ends. Sessions following the same key share one source.
+   * Starts once the session is connected; without a change hub (`changes`) nothing is followed.
+   */
+  async observe(key: string, setup: ChangeSetup, onChange: () => void): Promise<() => Promise<void>> {
+    const hub = this.options.changes;
+    const nothing = async (): Promise<void> => undefined;
+    if (!hub) return nothing;
+    await this.connected;
+    if (this.closed) return nothing;
+    await hub.observe(this.sessionId, key, setup, onChange);
+    // Closed meanwhile: the session's release has run already, so this hold is released here.
+    if (this.closed) {
+      await hub.unobserve(this.sessionId, key);
+      return nothing;
+    }
+    return () => hub.unobserve(this.sessionId, key);
+  }
+
+  /** Runs when the session ends, whatever ends it. */
+  onClose(handler: () => void | Promise<void>): this {
+    this.closeHandlers.push(handler);
+    return this;
+  }
+
+  /** Names of the tools this session exposes (for CLI help and tests). */
+  get toolNames(): string[] {
+    return this.exposedTools().map((t) => t.name);
+  }
+
+  /**
+   * Tells this session's client that one of its lists changed (`notifications/<kind>/list_changed`):
+   * a toolset enabled, its roots changing what it sees. A change that concerns every session (a
+   * table created, a file added) is announced by a handler with `ctx.changes.resourceListChanged()`,
+   * which reaches each session through here. A no-op before connect and after close.
+   */
+  listChanged(kind: ListKind): void {
+    const sdk = this.sdk;
+    if (!sdk || this.closed) return;
+    const send = kind === 'tools' ? sdk.sendToolListChanged() : kind === 'prompts' ? sdk.sendPromptListChanged() : sdk.sendResourceListChanged();
+    void send.catch(() => undefined);
+  }
+
+  /**
+   * Refuses a selection that names tools no one registered. Called at connect; the CLI calls it
+   * at start-up too, so a typo in --tools stops the server with a usage error.
+   */
+  checkSelection(): void {
+    const unknown = this.gate.unknownTools(this.registered.keys());
+    if (unknown.length > 0) {
+      throw new UsageError(`Unknown tool${unknown.length > 1 ? 's' : ''} in --tools: ${unknown.join(', ')}. Available: ${[...this.registered.keys()].join(', ')}.`);
+    }
+  }
+
+  /**
+   * Connects this session's server to a transport: a 2025-era session (in memory, sessionful HTTP,
+   * HTTP+SSE). The serving entries (stdio, HTTP) call {@link instance} instead and let the SDK pick
+   * the era.
+   */
+  async connect(transport: Transport): Promise<void> {
+    const sdk = this.instance('legacy');
+    await sdk.connect(transport);
+  }
+
+  /**
+   * The SDK server this session serves, for one era: `legacy` keeps the session model (a log level
+   * set by the client, roots asked of it, unsolicited notifications); `modern` answers each request
+   * on its own (log level, capabilities and roots come with the request). One per SuiteServer.
+   */
+  instance(era: ProtocolEra): Server {
+    if (this.sdk) throw new Error('A SuiteServer serves one session; build a new one per connection.');
+    this.checkSelection();
+    this.era = era;
+    // Toolsets enabled by a tool call do not outlive a 2026-07-28 request: that era gets the
+    // configured selection instead, without the meta-tools.
+    if (era === 'modern' && this.gate.endDynamicMode()) for (const name of DYNAMIC_META_TOOLS) this.registered.delete(name);
+    const sdk = new Server(
+      { name: this.options.name, version: this.options.version, ...(this.options.title ? { title: this.options.title } : {}) },
+      {
+        capabilities: this.capabilities(),
+        jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()),
+        cacheHints: CACHE_HINTS,
+        requestState: { verify: this.seal.verify },
+        // Handlers ask 2025 clients directly (the push style); the SDK's shim is not needed.
+        inputRequired: { legacyShim: false },
+        ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
+      },
+    );
+    this.sdk = sdk;
+    this.installHandlers(sdk);
+    if (era === 'legacy') {
+      this.log.attach((level, logger, data) => {
+        if (LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf(this.clientLogLevel)) return;
+        void sdk.sendLoggingMessage({ level, logger, data }).catch(() => undefined);
+      });
+    }
+    this.options.changes?.addSession(this.sessionId, {
+      resourceUpdated: (uri) => void sdk.sendResourceUpdated({ uri }).catch(() => undefined),
+      listChanged: () => this.listChanged('resources'),
+    });
+    sdk.onclose = () => void this.close();
+    this.markConnected();
+    return sdk;
+  }
+
+  /**
+   * Starts following the resources a 2026-07-28 `subscriptions/listen` stream names (the SDK
+   * answers the stream; the change sources are ours). Unknown URIs are skipped. Returns the URIs
+   * followed.
+   */
+  async listen(uris: readonly string[]): Promise<string[]> {
+    const changes = this.options.changes;
+    if (!changes || this.closed) return [];
+    const followed: string[] = [];
+    for (const uri of uris) {
+      const resource = this.resources.get(uri);
+      const found = resource ? undefined : this.matchTemplate(uri);
+      if (!resource && !found) {
+        this.log.warning('a listen stream names a resource this server does not have', { uri });
+        continue;
+      }
+      const context = this.backgroundContext();
+      try {
+        await changes.subscribe(this.sessionId, uri, async (change) => {
+          if (resource) return resource.subscribe?.(context, change);
+          return found!.template.def.subscribe?.(uri, found!.variables, context, change);
+        });
+        followed.push(uri);
+      } catch (error) {
+        this.log.warning(`cannot follow ${uri}: ${error instanceof ToolError ? error.message : 'unexpected error'}`);
+      }
+    }
+    return followed;
+  }
+
+  /**
+   * Makes this server a 2026-07-28 listen stream's follower over HTTP: never connected, it holds
+   * the stream's subscriptions in the change hub and hands every change to `publish` (the listen
+   * bus). Closed when the stream closes.
+   */
+  followInto(publish: (event: ServerEvent) => void): void {
+    if (this.sdk) throw new Error('A connected server cannot follow a listen stream.');
+    this.era = 'modern';
+    this.options.changes?.addSession(this.sessionId, {
+      resourceUpdated: (uri) => publish({ kind: 'resource_updated', uri }),
+      listChanged: () => publish({ kind: 'resources_list_changed' }),
+    });
+    this.markConnected();
+  }
+
+  /** Stops following what {@link listen} followed. */
+  async unlisten(uris: readonly string[]): Promise<void> {
+    for (const uri of uris) await this.options.changes?.unsubscribe(this.sessionId, uri);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.log.attach(undefined);
+    await this.options.changes?.removeSession(this.sessionId);
+    for (const handler of this.closeHandlers.splice(0)) {
+      try {
+        await handler();
+      } catch (error) {
+        this.log.private('warning', `close handler failed: ${String(error)}`);
+      }
+    }
+    await this.sdk?.close().catch(() => undefined);
+    this.secrets.clear();
+  }
+
+  private capabilities(): ServerCapabilities {
+    // Tools are declared even when none is registered yet: capabilities are fixed at connect, and
+    // any server may gain tools afterwards (a toolset enabled, a tool registered late), which a
+    // client only hears of through tools/list_changed if the capability said so.
+    // In the 2026-07-28 era the tool and prompt lists never change (no dynamic toolsets, no tools
+    // registered late into a request), so no listen stream is promised their list_changed.
+    const lists = this.era === 'legacy';
+    const caps: ServerCapabilities = { logging: {}, tools: { listChanged: lists } };
+    if (this.resources.size > 0 || this.templates.length > 0) {
+      caps.resources = { listChanged: true, subscribe: this.options.changes !== undefined };
+    }
+    if (this.prompts.size > 0) caps.prompts = { listChanged: lists };
+    const completes = this.templates.some((t) => t.def.complete) || [...this.prompts.values()].some((p) => p.complete);
+    if (completes) caps.completions = {};
+    return caps;
+  }
+
+  /**
+   * The handler's context for one request. In the 2026-07-28 era the request carries what a session
+   * held: the client's capabilities, its log level, and (through input_required) its roots and
+   * answers to sampling and elicitation.
+   */
+  private context(sdkCtx: ServerContext, ledger?: InputLedger): RequestContext {
+    if (this.era === 'modern') return this.modernContext(sdkCtx, ledger);
+    const roots = async (): Promise<RootsSnapshot> =>
+      this.rootsManager ? this.rootsManager.snapshot() : { directories: [], clientRoots: undefined, source: 'command-line' };
+    return this.baseContext(sdkCtx, this.log, roots, this.clientFeatures(sdkCtx), () => this.rootsManager?.version ?? 0);
+  }
+
+  private baseContext(
+    sdkCtx: ServerContext,
+    log: Logger,
+    roots: () => Promise<RootsSnapshot>,
+    client: ClientFeatures,
+    rootsVersion: () => number,
+  ): RequestContext {
+    const authInfo = sdkCtx.http?.authInfo;
+    const context: RequestContext = {
+      signal: sdkCtx.mcpReq.signal,
+      progress: new ProgressReporter(sdkCtx.mcpReq._meta?.progressToken, (n) => sdkCtx.mcpReq.notify(n)),
+      log,
+      sessionId: this.sessionId,
+      auth: authInfo ? authFrom(authInfo) : this.session.auth,
+      secrets: this.secrets,
+      roots,
+      paths: async () => {
+        const snapshot = await roots();
+        if (snapshot.directories.length === 0) throw ToolError.accessDenied(noRootsMessage());
+        const version = rootsVersion();
+        if (this.guard?.version !== version) {
+          this.guard = { version, guard: new PathGuard(snapshot.directories, this.options.roots?.aliases ?? []) };
+        }
+        return this.guard.guard;
+      },
+      client,
+      embedResource: async (uri) => {
+        const contents = await this.readResource(uri, context);
+        return contents.map((resource): EmbeddedResourceContent => ({ type: 'resource', resource }));
+      },
+      changes: this.announcer(),
+    };
+    return context;
+  }
+
+  /** A 2026-07-28 request's context: no session, so everything comes from the request. */
+  private modernContext(sdkCtx: ServerContext, ledger: InputLedger | undefined): RequestContext {
+    const caps = (sdkCtx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+    const log = this.log.withSink((level, logger, data) => void sdkCtx.mcpReq.log(level, data, logger).catch(() => undefined));
+    let snapshot: Promise<RootsSnapshot> | undefined;
+    const roots = (): Promise<RootsSnapshot> => (snapshot ??= this.modernRoots(caps, ledger, log));
+    const ask = (kind: string, request: InputRequest): unknown => {
+      if (!ledger) throw ToolError.unavailable(`This request cannot ask the client for ${kind} in the 2026-07-28 protocol.`);
+      return ledger.answer(ledger.nextKey(kind), request);
+    };
+    const client: ClientFeatures = {
+      sampling: caps?.sampling !== undefined,
+      elicitation: caps?.elicitation !== undefined,
+      roots: caps?.roots !== undefined,
+      createMessage: async (request: SamplingRequest): Promise<SamplingResult> => {
+        if (!caps?.sampling) throw ToolError.unavailable('The client does not support sampling.');
+        return samplingResultOf(ask('sampling', inputRequired.createMessage(request as never)));
+      },
+      elicit: async (request: ElicitRequest): Promise<ElicitResult> => {
+        if (!caps?.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
+        return elicitResultOf(ask('elicitation', inputRequired.elicit(request as never)));
+      },
+    };
+    return this.baseContext(sdkCtx, log, roots, client, () => 0);
+  }
+
+  /**
+   * A 2026-07-28 request's roots: asked of the client with input_required when it declares roots,
+   * narrowed against the command-line directories as in the 2025 era; the command-line directories
+   * otherwise.
+   */
+  private async modernRoots(caps: ClientCapabilities | undefined, ledger: InputLedger | undefined, log: Logger): Promise<RootsSnapshot> {
+    const cli = this.options.roots?.directories ?? [];
+    if (!this.options.roots || !caps?.roots || !ledger) return { directories: [...cli], clientRoots: undefined, source: cli.length > 0 ? 'command-line' : 'client' };
+    const answer = ledger.answer(ledger.nextKey('roots'), inputRequired.listRoots());
+    const parsed = LIST_ROOTS_RESULT.safeParse(answer);
+    const manager = new RootsManager(cli, log.child('roots'), 0);
+    manager.enableClientRoots(async () => (parsed.success ? parsed.data.roots : []));
+    if (!parsed.success) log.warning('the client answered the roots request with something other than a list of roots');
+    return manager.snapshot();
+  }
+
+  /** The context of work not tied to one request (a subscription's change source). */
+  private backgroundContext(): RequestContext {
+    const signal = new AbortController().signal;
+    const sdkCtx = { mcpReq: { signal, _meta: undefined, notify: async () => undefined } } as unknown as ServerContext;
+    const cli = this.options.roots?.directories ?? [];
+    const roots = async (): Promise<RootsSnapshot> =>
+      this.rootsManager && this.era === 'legacy' ? this.rootsManager.snapshot() : { directories: [...cli], clientRoots: undefined, source: 'command-line' };
+    const none = async (): Promise<never> => {
+      throw ToolError.unavailable('No client to ask outside a request.');
+    };
+    return this.baseContext(sdkCtx, this.log, roots, { sampling: false, elicitation: false, roots: false, createMessage: none, elicit: none }, () => this.rootsManager?.version ?? 0);
+  }
+
+  /** ctx.changes: the hub's publishing, bound to this session; one object per session. */
+  private announcer(): ChangeAnnouncer {
+    if (this.changeAnnouncer) return this.changeAnnouncer;
+    const hub = this.options.changes;
+    this.changeAnnouncer = hub
+      ? {
+          resourceUpdated: (uri) => hub.publish(uri),
+          resourceListChanged: () => hub.publishListChanged(),
+          watchListing: (key, dirs, options) => hub.watchListing(this.sessionId, key, dirs, options),
+          unwatchListing: (key) => hub.unwatchListing(this.sessionId, key),
+        }
+      : {
+          // No hub: nothing can be subscribed, and the only session to tell is this one.
+          resourceUpdated: () => undefined,
+          resourceListChanged: () => this.listChanged('resources'),
+          watchListing: async () => undefined,
+          unwatchListing: async () => undefined,
+        };
+    return this.changeAnnouncer;
+  }
+
+  /** A 2025-era session's client: asked directly, with requests tied to the one being handled. */
+  private clientFeatures(sdkCtx: ServerContext): ClientFeatures {
+    const clientCaps = this.sdk?.getClientCapabilities() ?? {};
+    const ask = async <T>(what: string, send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>, timeoutMs: number | undefined): Promise<T> => {
+      const timeout = timeoutMs ?? CLIENT_REQUEST_TIMEOUT_MS;
+      try {
+        return await send({ signal: sdkCtx.mcpReq.signal, timeout });
+      } catch (error) {
+        if (sdkCtx.mcpReq.signal.aborted) throw new CancelledError();
+        if (isTimeout(error)) {
+          throw ToolError.timeout(`The client did not answer the ${what} request within ${timeout < 10_000 ? (timeout / 1000).toFixed(1) : Math.round(timeout / 1000)} s.`);
+        }
+        const reason = error instanceof SdkProtocolError ? error.message.replace(/^MCP error -?\d+: /, '') : 'no reason given';
+        throw new ToolError(`The client refused the ${what} request: ${reason}`, 'failed');
+      }
+    };
+    return {
+      sampling: clientCaps.sampling !== undefined,
+      elicitation: clientCaps.elicitation !== undefined,
+      roots: clientCaps.roots !== undefined,
+      createMessage: async (request: SamplingRequest, options = {}): Promise<SamplingResult> => {
+        if (!clientCaps.sampling) throw ToolError.unavailable('The client does not support sampling.');
+        const result = await ask('sampling', (o) => sdkCtx.mcpReq.send({ method: 'sampling/createMessage', params: request as never }, o), options.timeoutMs);
+        return samplingResultOf(result);
+      },
+      elicit: async (request: ElicitRequest, options = {}): Promise<ElicitResult> => {
+        if (!clientCaps.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
+        const result = await ask('elicitation', (o) => sdkCtx.mcpReq.send({ method: 'elicitation/create', params: request as never }, o), options.timeoutMs);
+        return elicitResultOf(result);
+      },
+    };
+  }
+
+  /** resources/read as a function: a fixed resource, else the first matching template. */
+  private async readResource(uri: string, context: RequestContext): Promise<ResourceContents[]> {
+    const resource = this.resources.get(uri);
+    let contents: ResourceContents | ResourceContents[];
+    if (resource) contents = await resource.read(context);
+    else {
+      const found = this.matchTemplate(uri);
+      if (!found) throw ProtocolError.resourceNotFound(uri);
+      contents = await found.template.def.read(uri, found.variables, context);
+    }
+    return Array.isArray(contents) ? contents : [contents];
+  }
+
+  private installHandlers(sdk: Server): void {
+    sdk.setRequestHandler('logging/setLevel', async (request) => {
+      this.clientLogLevel = request.params.level;
+      return {};
+    });
+
+    sdk.oninitialized = () => {
+      if (!this.rootsManager) return;
+      if (sdk.getClientCapabilities()?.roots) {
+        // The SDK's own schema only admits file: roots; servers such as a git server want the others too.
+        this.rootsManager.enableClientRoots(async () => LIST_ROOTS_RESULT.parse(await sdk.request({ method: 'roots/list' }, LIST_ROOTS_RESULT)).roots);
+      } else {
+        this.rootsManager.disableClientRoots();
+      }
+    };
+    if (this.rootsManager) {
+      const manager = this.rootsManager;
+      sdk.setNotificationHandler('notifications/roots/list_changed', async () => {
+        await manager.refresh();
+      });
+    }
+
+    sdk.setRequestHandler('tools/list', async () => ({
+      tools: this.exposedTools().map((tool) => {
+        const inputSchema = toJsonSchema(tool.input, 'input');
+        return {
+          name: tool.name,
+          title: tool.annotations.title,
+          description: tool.description,
+          inputSchema: (this.era === 'modern' ? { $schema: JSON_SCHEMA_2020_12, ...inputSchema } : inputSchema) as { type: 'object' },
+          ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
+          annotations: { ...tool.annotations },
+        };
+      }),
+    }));
+    sdk.setRequestHandler('tools/call', async (request, sdkCtx) => {
+      const tool = this.registered.get(request.params.name);
+      // A tool this session does not expose is unknown to it, exactly as if it did not exist.
+      if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
+      if (this.era === 'legacy') return runTool(tool, request.params.arguments, this.context(sdkCtx));
+      const ledger = InputLedger.open(sdkCtx, { tool: tool.name, arguments: request.params.arguments ?? {} });
+      try {
+        return await runTool(tool, request.params.arguments, this.context(sdkCtx, ledger));
+      } catch (error) {
+        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
+        throw error;
+      }
+    });
+
+    if (this.resources.size > 0 || this.templates.length > 0) this.installResourceHandlers(sdk);
+    if (this.prompts.size > 0) this.installPromptHandlers(sdk);
+
+    if (this.capabilities().completions) this.installCompletionHandler(sdk);
+  }
+
+  private installCompletionHandler(sdk: Server): void {
+    sdk.setRequestHandler('completion/complete', async (request, sdkCtx) => {
+      const { ref, argument } = request.params;
+      const context = { arguments: request.params.context?.arguments ?? {} };
+      let completer: Completer | undefined;
+      if (ref.type === 'ref/prompt') {
+        const prompt = this.prompts.get(ref.name);
+        if (!prompt) throw ProtocolError.invalidParams(`Unknown prompt: ${ref.name}`);
+        completer = (prompt.complete as Record<string, Completer> | undefined)?.[argument.name];
+      } else {
+        const template = this.templates.find((t) => t.def.uriTemplate === ref.uri);
+        if (!template) throw ProtocolError.invalidParams(`Unknown resource template: ${ref.uri}`);
+        completer = template.def.complete?.[argument.name];
+      }
+      if (!completer) return { completion: { values: [], hasMore: false } };
+      let values: string[];
+      try {
+        const typed = ref.type === 'ref/prompt' ? argument.value : decodeVariable(argument.value);
+        values = await completer(typed, context, this.context(sdkCtx));
+      } catch (error) {
+        // Completion is the client's typing aid, asked at every keystroke: a failure shows no
+        // suggestions rather than an error. The reason is logged (to the client too, at warning).
+        values = [];
+        if (error instanceof ToolError) this.log.warning(`Completing ${argument.name} failed: ${error.message}`);
+        else if (error instanceof InputNeeded) this.log.debug(`Completing ${argument.name} needs the client's roots, which completion cannot ask for`);
+        else {
+          const id = newErrorId();
+          this.log.private('error', `completion failed unexpectedly (error id ${id}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+          this.log.warning(`Completing ${argument.name} failed unexpectedly (error id ${id}). The server log has the detail.`);
+        }
+      }
+      return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };
+    });
+  }
+
+  private installResourceHandlers(sdk: Server): void {
+    sdk.setRequestHandler('resources/list', async (request, sdkCtx) => {
+      const cursor = request.params?.cursor;
+      const state = cursor ? await this.guardResourceCall(async () => decodeCursor('resources', cursor, RESOURCES_CURSOR)) : { phase: 0 };
+      const listable = this.templates.filter((t) => t.def.list);
+      const resources: ResourceListing[] = [];
+      let phase = state.phase;
+      let inner = state.inner;
+      if (phase === 0) {
+        for (const r of this.resources.values()) resources.push(listingOf(r));
+        phase = 1;
+        inner = undefined;
+      }
+      // Fill one page from the templates, moving to the next template when one runs out.
+      const context = this.context(sdkCtx);
+      while (phase - 1 < listable.length && resources.length < (this.options.pageSize ?? 500)) {
+        const template = listable[phase - 1]!;
+        const page = await this.guardResourceCall(() => template.def.list!(inner, context));
+        resources.push(...page.resources);
+        if (page.nextCursor) {
+          inner = page.nextCursor;
+          break;
+        }
+        phase += 1;
+        inner = undefined;
+      }
+      const done = phase - 1 >= listable.length;
+      return done ? { resources } : { resources, nextCursor: encodeCursor('resources', { phase, ...(inner ? { inner } : {}) }) };
+    });
+
+    sdk.setRequestHandler('resources/templates/list', async () => ({
+      resourceTemplates: this.templates.map(({ def }) => ({
+        uriTemplate: def.uriTemplate,
+        name: def.name,
+        ...(def.title ? { title: def.title } : {}),
+        ...(def.description ? { description: def.description } : {}),
+        ...(def.mimeType ? { mimeType: def.mimeType } : {}),
+      })),
+    }));
+
+    sdk.setRequestHandler('resources/read', async (request, sdkCtx) => {
+      if (this.era === 'legacy') {
+        const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, this.context(sdkCtx)));
+        return { contents };
+      }
+      const ledger = InputLedger.open(sdkCtx, { uri: request.params.uri });
+      try {
+        const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, this.context(sdkCtx, ledger)));
+        return { contents };
+      } catch (error) {
+        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
+        throw error;
+      }
+    });
+
+    const changes = this.options.changes;
+    if (!changes) return;
+    sdk.setRequestHandler('resources/subscribe', async (request, sdkCtx) => {
+      const { uri } = request.params;
+      const resource = this.resources.get(uri);
+      const found = resource ? undefined : this.matchTemplate(uri);
+      if (!resource && !found) throw ProtocolError.resourceNotFound(uri);
+      const context = this.context(sdkCtx);
+      await this.guardResourceCall(() =>
+        changes.subscribe(this.sessionId, uri, async (change) => {
+          if (resource) return resource.subscribe?.(context, change);
+          return found!.template.def.subscribe?.(uri, found!.variables, context, change);
+        }),
+      );
+      return {};
+    });
+    sdk.setRequestHandler('resources/unsubscribe', async (request) => {
+      await changes.unsubscribe(this.sessionId, request.params.uri);
+      return {};
+    });
+  }
+
+  private installPromptHandlers(sdk: Server): void {
+    sdk.setRequestHandler('prompts/list', async () => ({
+      prompts: [...this.prompts.values()].map((prompt) => ({
+        name: prompt.name,
+        ...(prompt.title ? { title: prompt.title } : {}),
+        description: prompt.description,
+        arguments: Object.entries(prompt.args.shape).map(([name, schema]) => {
+          const field = schema as z.ZodType;
+          return {
+            name,
+            ...(field.description ? { description: field.description } : {}),
+            required: !field.safeParse(undefined).success,
+          };
+        }),
+      })),
+    }));
+    sdk.setRequestHandler('prompts/get', async (request, sdkCtx) => {
+      const prompt = this.prompts.get(request.params.name);
+      if (!prompt) throw ProtocolError.invalidParams(`Unknown prompt: ${request.params.name}`);
+      const parsed = prompt.args.safeParse(request.params.arguments ?? {});
+      if (!parsed.success) {
+        throw ProtocolError.invalidParams(
+          `Invalid arguments for prompt ${prompt.name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ')}`,
+        );
+      }
+      if (this.era === 'legacy') return this.guardResourceCall(() => prompt.get(parsed.data, this.context(sdkCtx)));
+      const ledger = InputLedger.open(sdkCtx, { prompt: prompt.name, arguments: request.params.arguments ?? {} });
+      try {
+        return await this.guardResourceCall(() => prompt.get(parsed.data, this.context(sdkCtx, ledger)));
+      } catch (error) {
+        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
+        throw error;
+      }
+    });
+  }
+
+  private matchTemplate(uri: string): { template: RegisteredTemplate; variables: TemplateVariables } | undefined {
+    for (const template of this.templates) {
+      const match = template.matcher.match(uri);
+      if (match) {
+        const variables: TemplateVariables = {};
+        for (const [key, value] of Object.entries(match)) variables[key] = decodeVariable(value);
+        return { template, variables };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Resource and prompt failures are JSON-RPC errors (the protocol has no isError for them);
+   * the same rule applies as for tools: expected failures keep their message, the rest is
+   * generic with an error id.
+   */
+  private async guardResourceCall<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof SdkProtocolError || error instanceof InputNeeded) throw error;
+      if (error instanceof ToolError) throw ProtocolError.fromToolError(error, this.secrets.redact(error.message));
+      if (error instanceof CancelledError) throw ProtocolError.fromToolError(new ToolError(error.message, 'cancelled'));
+      const id = newErrorId();
+      this.log.private('error', `request failed unexpectedly (error id ${id}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      throw ProtocolError.internal(`The request failed unexpectedly (error id ${id}). The server log has the detail.`);
+    }
+  }
+}
+
+/** Percent-decodes a template variable; text that is not valid percent-encoding stays as written. */
+function decodeVariable(value: string): string {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+}
+
+function samplingResultOf(raw: unknown): SamplingResult {
+  const result = SAMPLING_RESULT.safeParse(raw);
+  if (!result.success) throw new ToolError('The client answered the sampling request with something that is not a sampling result.', 'failed');
+  const content = (Array.isArray(result.data.content) ? result.data.content[0] : result.data.content) as SamplingResult['content'];
+  return {
+    role: result.data.role,
+    content,
+    model: result.data.model,
+    ...(result.data.stopReason ? { stopReason: result.data.stopReason } : {}),
+    text: content?.type === 'text' ? content.text : '',
+  };
+}
+
+function elicitResultOf(raw: unknown): ElicitResult {
+  const result = ELICIT_RESULT.safeParse(raw);
+  if (!result.success) throw new ToolError('The client answered the elicitation request with something that is not an elicitation result.', 'failed');
+  return { action: result.data.action, ...(result.data.content ? { content: result.data.content as ElicitResult['content'] } : {}) };
+}
+
+const SAMPLING_RESULT = z.looseObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.looseObject({ type: z.string() }), z.array(z.looseObject({ type: z.string() })).min(1)]),
+  model: z.string(),
+  stopReason: z.string().optional(),
+});
+
+const ELICIT_RESULT = z.looseObject({
+  action: z.enum(['accept', 'decline', 'cancel']),
+  content: z.record(z.string(), z.unknown()).optional(),
+});
+
+function authFrom(info: { token: string; clientId?: string; scopes?: string[]; expiresAt?: number; extra?: Record<string, unknown> }): AuthInfo {
+  return {
+    token: info.token,
+    ...(info.clientId ? { clientId: info.clientId } : {}),
+    ...(info.scopes ? { scopes: info.scopes } : {}),
+    ...(info.expiresAt !== undefined ? { expiresAt: info.expiresAt } : {}),
+    ...(info.extra ? { extra: info.extra } : {}),
+  };
+}
+
+function listingOf(r: ResourceDefinition): ResourceListing {
+  return {
+    uri: r.uri,
+    name: r.name,
+    ...(r.title ? { title: r.title } : {}),
+    ...(r.description ? { description: r.description } : {}),
+    ...(r.mimeType ? { mimeType: r.mimeType } : {}),
+  };
+}
+
+export type { ResourceContents };
