@@ -151,7 +151,7 @@ export class SuiteServer {
   private readonly closeHandlers: (() => void | Promise<void>)[] = [];
   private readonly rootsManager: RootsManager | undefined;
   private clientLogLevel: LogLevel = 'info';
-  private guard: { version: number; guard: PathGuard } | undefined;
+  private guard: { key: string; guard: PathGuard } | undefined;
   private sdk: Server | undefined;
   private era: ProtocolEra = 'legacy';
   private readonly seal: RequestStateSeal;
@@ -450,7 +450,7 @@ export class SuiteServer {
     if (this.era === 'modern') return this.modernContext(sdkCtx, ledger);
     const roots = async (): Promise<RootsSnapshot> =>
       this.rootsManager ? this.rootsManager.snapshot() : { directories: [], clientRoots: undefined, source: 'command-line' };
-    return this.baseContext(sdkCtx, this.log, roots, this.clientFeatures(sdkCtx), () => this.rootsManager?.version ?? 0);
+    return this.baseContext(sdkCtx, this.log, roots, this.clientFeatures(sdkCtx));
   }
 
   private baseContext(
@@ -458,7 +458,6 @@ export class SuiteServer {
     log: Logger,
     roots: () => Promise<RootsSnapshot>,
     client: ClientFeatures,
-    rootsVersion: () => number,
   ): RequestContext {
     const authInfo = sdkCtx.http?.authInfo;
     const context: RequestContext = {
@@ -472,9 +471,10 @@ export class SuiteServer {
       paths: async () => {
         const snapshot = await roots();
         if (snapshot.directories.length === 0) throw ToolError.accessDenied(noRootsMessage());
-        const version = rootsVersion();
-        if (this.guard?.version !== version) {
-          this.guard = { version, guard: new PathGuard(snapshot.directories, this.options.roots?.aliases ?? []) };
+        // Keyed by the directories themselves: in the 2026-07-28 era each request brings its own roots.
+        const key = snapshot.directories.join('\0');
+        if (this.guard?.key !== key) {
+          this.guard = { key, guard: new PathGuard(snapshot.directories, this.options.roots?.aliases ?? []) };
         }
         return this.guard.guard;
       },
@@ -511,7 +511,7 @@ export class SuiteServer {
         return elicitResultOf(ask('elicitation', inputRequired.elicit(request as never)));
       },
     };
-    return this.baseContext(sdkCtx, log, roots, client, () => 0);
+    return this.baseContext(sdkCtx, log, roots, client);
   }
 
   /**
@@ -524,7 +524,8 @@ export class SuiteServer {
     if (!this.options.roots || !caps?.roots || !ledger) return { directories: [...cli], clientRoots: undefined, source: cli.length > 0 ? 'command-line' : 'client' };
     const answer = ledger.answer(ledger.nextKey('roots'), inputRequired.listRoots());
     const parsed = LIST_ROOTS_RESULT.safeParse(answer);
-    const manager = new RootsManager(cli, log.child('roots'), 0);
+    // The answer is in hand: the wait is only for checking its directories on disk.
+    const manager = new RootsManager(cli, log.child('roots'), 30_000);
     manager.enableClientRoots(async () => (parsed.success ? parsed.data.roots : []));
     if (!parsed.success) log.warning('the client answered the roots request with something other than a list of roots');
     return manager.snapshot();
@@ -540,7 +541,7 @@ export class SuiteServer {
     const none = async (): Promise<never> => {
       throw ToolError.unavailable('No client to ask outside a request.');
     };
-    return this.baseContext(sdkCtx, this.log, roots, { sampling: false, elicitation: false, roots: false, createMessage: none, elicit: none }, () => this.rootsManager?.version ?? 0);
+    return this.baseContext(sdkCtx, this.log, roots, { sampling: false, elicitation: false, roots: false, createMessage: none, elicit: none });
   }
 
   /** ctx.changes: the hub's publishing, bound to this session; one object per session. */

@@ -38,20 +38,23 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
   const { serveStdio: serveSdkStdio } = await import('@modelcontextprotocol/server/stdio');
   const transport = new StdioTransport(options);
   let current: SuiteServer | undefined;
+  // The instance is built when the SDK handles the connection's first message, which may be this
+  // very listen request (a client that probed the era elsewhere opens with it): wait for it.
+  let markPinned: (server: SuiteServer) => void = () => undefined;
+  const pinned = new Promise<SuiteServer>((resolve) => (markPinned = resolve));
   // Listen streams by request id: what each follows, so that cancelling one releases it.
   const listens = new Map<string | number, Promise<string[]>>();
   transport.inspect = (message: JSONRPCMessage) => {
-    if (!('method' in message) || !current) return;
-    const server = current;
+    if (!('method' in message)) return;
     if (message.method === 'subscriptions/listen' && 'id' in message) {
       const uris = listenFilterOf(message.params)?.resourceSubscriptions ?? [];
-      if (uris.length > 0) listens.set(message.id, server.listen(uris));
+      if (uris.length > 0) listens.set(message.id, pinned.then((server) => server.listen(uris)));
     } else if (message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
       const followed = id === undefined ? undefined : listens.get(id);
       if (followed) {
         listens.delete(id!);
-        void followed.then((uris) => server.unlisten(uris));
+        void Promise.all([followed, pinned]).then(([uris, server]) => server.unlisten(uris));
       }
     }
   };
@@ -59,7 +62,9 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
     async ({ era }) => {
       const server = await factory({ id: randomUUID(), transport: 'stdio' });
       current = server;
-      return server.instance(era);
+      const instance = server.instance(era);
+      markPinned(server);
+      return instance;
     },
     { transport, onerror: (error) => options.log?.private('warning', `stdio: ${error.message}`) },
   );
