@@ -3,12 +3,9 @@ import { z } from 'zod';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   ProtocolError as SdkProtocolError,
-  SdkError,
-  SdkErrorCode,
   Server,
   inputRequired,
   type ClientCapabilities,
-  type InputRequest,
   type ServerCapabilities,
   type ServerContext,
   type ServerEvent,
@@ -19,27 +16,22 @@ import type {
   AuthInfo,
   ChangeAnnouncer,
   ClientFeatures,
-  ElicitRequest,
-  ElicitResult,
   EmbeddedResourceContent,
   RequestContext,
-  SamplingRequest,
-  SamplingResult,
   SessionInfo,
 } from './context.js';
 import { ToolError, UsageError } from '../core/errors.js';
+import { legacyClientFeatures, modernClientFeatures } from './client-requests.js';
 import { InputLedger, InputNeeded, processRequestStateSeal, type RequestStateSeal } from './input-requests.js';
 import { LOG_LEVELS, Logger, newErrorId, type LogLevel } from '../core/logging.js';
-import { decodeCursor, encodeCursor } from './pagination.js';
+import { LIST_ROOTS_RESULT, decodeVariable, installHandlers, type AnyTool, type HandlerHost, type RegisteredTemplate } from './handlers.js';
 import { PathGuard, noRootsMessage } from '../files/paths.js';
 import { CancelledError, ProgressReporter } from '../core/progress.js';
 import { ProtocolError } from './protocol-errors.js';
 import type {
-  Completer,
   PromptDefinition,
   ResourceContents,
   ResourceDefinition,
-  ResourceListing,
   ResourceTemplateDefinition,
   TemplateVariables,
 } from './resources.js';
@@ -47,7 +39,7 @@ import { RootsManager, type RootsSnapshot } from '../files/roots.js';
 import { SecretScope, processSecrets } from '../core/secrets.js';
 import type { ChangeHub, ChangeSetup } from '../changes/subscriptions.js';
 import { TemplateMatcher } from './uri-templates.js';
-import { runTool, toJsonSchema, type AnyToolDefinition, type ToolDefinition } from './tools.js';
+import type { AnyToolDefinition, ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
 
 /**
@@ -85,22 +77,8 @@ export interface SuiteServerOptions {
   requestState?: RequestStateSeal;
 }
 
-/** The state a resources/list cursor carries: which template (phase) and that template's own cursor. */
-const RESOURCES_CURSOR = z.object({ phase: z.number().int().min(0), inner: z.string().optional() });
 
-const LIST_ROOTS_RESULT = z.looseObject({
-  roots: z.array(z.looseObject({ uri: z.string().min(1), name: z.string().optional() })),
-});
 
-type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject | undefined>;
-
-interface RegisteredTemplate {
-  def: ResourceTemplateDefinition;
-  matcher: TemplateMatcher;
-}
-
-/** How long a sampling or elicitation request may wait for the client (a human may have to approve it). */
-const CLIENT_REQUEST_TIMEOUT_MS = 120_000;
 
 export type ListKind = 'tools' | 'resources' | 'prompts';
 
@@ -127,9 +105,6 @@ const CACHE_HINTS = {
 
 /** The tools dynamic mode adds (see dynamicToolsetTools). */
 const DYNAMIC_META_TOOLS = ['list_available_toolsets', 'get_toolset_tools', 'enable_toolset'];
-
-/** The JSON Schema dialect of 2026-07-28 input schemas (zod writes 2020-12). */
-const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
 /**
  * One MCP session's server. Build one per session (the HTTP transport does so for every new
@@ -342,7 +317,7 @@ export class SuiteServer {
       },
     );
     this.sdk = sdk;
-    this.installHandlers(sdk);
+    installHandlers(sdk, this.handlerHost());
     if (era === 'legacy') {
       this.log.attach((level, logger, data) => {
         if (LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf(this.clientLogLevel)) return;
@@ -450,7 +425,7 @@ export class SuiteServer {
     if (this.era === 'modern') return this.modernContext(sdkCtx, ledger);
     const roots = async (): Promise<RootsSnapshot> =>
       this.rootsManager ? this.rootsManager.snapshot() : { directories: [], clientRoots: undefined, source: 'command-line' };
-    return this.baseContext(sdkCtx, this.log, roots, this.clientFeatures(sdkCtx));
+    return this.baseContext(sdkCtx, this.log, roots, legacyClientFeatures(sdkCtx, this.sdk?.getClientCapabilities() ?? {}));
   }
 
   private baseContext(
@@ -494,23 +469,7 @@ export class SuiteServer {
     const log = this.log.withSink((level, logger, data) => void sdkCtx.mcpReq.log(level, data, logger).catch(() => undefined));
     let snapshot: Promise<RootsSnapshot> | undefined;
     const roots = (): Promise<RootsSnapshot> => (snapshot ??= this.modernRoots(caps, ledger, log));
-    const ask = (kind: string, request: InputRequest): unknown => {
-      if (!ledger) throw ToolError.unavailable(`This request cannot ask the client for ${kind} in the 2026-07-28 protocol.`);
-      return ledger.answer(ledger.nextKey(kind), request);
-    };
-    const client: ClientFeatures = {
-      sampling: caps?.sampling !== undefined,
-      elicitation: caps?.elicitation !== undefined,
-      roots: caps?.roots !== undefined,
-      createMessage: async (request: SamplingRequest): Promise<SamplingResult> => {
-        if (!caps?.sampling) throw ToolError.unavailable('The client does not support sampling.');
-        return samplingResultOf(ask('sampling', inputRequired.createMessage(request as never)));
-      },
-      elicit: async (request: ElicitRequest): Promise<ElicitResult> => {
-        if (!caps?.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
-        return elicitResultOf(ask('elicitation', inputRequired.elicit(request as never)));
-      },
-    };
+    const client = modernClientFeatures(caps, ledger);
     return this.baseContext(sdkCtx, log, roots, client);
   }
 
@@ -565,39 +524,6 @@ export class SuiteServer {
     return this.changeAnnouncer;
   }
 
-  /** A 2025-era session's client: asked directly, with requests tied to the one being handled. */
-  private clientFeatures(sdkCtx: ServerContext): ClientFeatures {
-    const clientCaps = this.sdk?.getClientCapabilities() ?? {};
-    const ask = async <T>(what: string, send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>, timeoutMs: number | undefined): Promise<T> => {
-      const timeout = timeoutMs ?? CLIENT_REQUEST_TIMEOUT_MS;
-      try {
-        return await send({ signal: sdkCtx.mcpReq.signal, timeout });
-      } catch (error) {
-        if (sdkCtx.mcpReq.signal.aborted) throw new CancelledError();
-        if (isTimeout(error)) {
-          throw ToolError.timeout(`The client did not answer the ${what} request within ${timeout < 10_000 ? (timeout / 1000).toFixed(1) : Math.round(timeout / 1000)} s.`);
-        }
-        const reason = error instanceof SdkProtocolError ? error.message.replace(/^MCP error -?\d+: /, '') : 'no reason given';
-        throw new ToolError(`The client refused the ${what} request: ${reason}`, 'failed');
-      }
-    };
-    return {
-      sampling: clientCaps.sampling !== undefined,
-      elicitation: clientCaps.elicitation !== undefined,
-      roots: clientCaps.roots !== undefined,
-      createMessage: async (request: SamplingRequest, options = {}): Promise<SamplingResult> => {
-        if (!clientCaps.sampling) throw ToolError.unavailable('The client does not support sampling.');
-        const result = await ask('sampling', (o) => sdkCtx.mcpReq.send({ method: 'sampling/createMessage', params: request as never }, o), options.timeoutMs);
-        return samplingResultOf(result);
-      },
-      elicit: async (request: ElicitRequest, options = {}): Promise<ElicitResult> => {
-        if (!clientCaps.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
-        const result = await ask('elicitation', (o) => sdkCtx.mcpReq.send({ method: 'elicitation/create', params: request as never }, o), options.timeoutMs);
-        return elicitResultOf(result);
-      },
-    };
-  }
-
   /** resources/read as a function: a fixed resource, else the first matching template. */
   private async readResource(uri: string, context: RequestContext): Promise<ResourceContents[]> {
     const resource = this.resources.get(uri);
@@ -611,207 +537,31 @@ export class SuiteServer {
     return Array.isArray(contents) ? contents : [contents];
   }
 
-  private installHandlers(sdk: Server): void {
-    sdk.setRequestHandler('logging/setLevel', async (request) => {
-      this.clientLogLevel = request.params.level;
-      return {};
-    });
-
-    sdk.oninitialized = () => {
-      if (!this.rootsManager) return;
-      if (sdk.getClientCapabilities()?.roots) {
-        // The SDK's own schema only admits file: roots; servers such as a git server want the others too.
-        this.rootsManager.enableClientRoots(async () => LIST_ROOTS_RESULT.parse(await sdk.request({ method: 'roots/list' }, LIST_ROOTS_RESULT)).roots);
-      } else {
-        this.rootsManager.disableClientRoots();
-      }
+  /** What the request handlers see of this server (handlers.ts). */
+  private handlerHost(): HandlerHost {
+    return {
+      era: this.era,
+      log: this.log,
+      sessionId: this.sessionId,
+      seal: this.seal,
+      changes: this.options.changes,
+      rootsManager: this.rootsManager,
+      resources: this.resources,
+      templates: this.templates,
+      prompts: this.prompts,
+      pageSize: this.options.pageSize ?? 500,
+      completes: this.capabilities().completions !== undefined,
+      setClientLogLevel: (level) => (this.clientLogLevel = level),
+      exposedTools: () => this.exposedTools(),
+      exposedTool: (name) => {
+        const tool = this.registered.get(name);
+        return tool && this.gate.allows(tool) ? tool : undefined;
+      },
+      context: (sdkCtx, ledger) => this.context(sdkCtx, ledger),
+      readResource: (uri, context) => this.readResource(uri, context),
+      matchTemplate: (uri) => this.matchTemplate(uri),
+      guardResourceCall: (fn) => this.guardResourceCall(fn),
     };
-    if (this.rootsManager) {
-      const manager = this.rootsManager;
-      sdk.setNotificationHandler('notifications/roots/list_changed', async () => {
-        await manager.refresh();
-      });
-    }
-
-    sdk.setRequestHandler('tools/list', async () => ({
-      tools: this.exposedTools().map((tool) => {
-        const inputSchema = toJsonSchema(tool.input, 'input');
-        return {
-          name: tool.name,
-          title: tool.annotations.title,
-          description: tool.description,
-          inputSchema: (this.era === 'modern' ? { $schema: JSON_SCHEMA_2020_12, ...inputSchema } : inputSchema) as { type: 'object' },
-          ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
-          annotations: { ...tool.annotations },
-        };
-      }),
-    }));
-    sdk.setRequestHandler('tools/call', async (request, sdkCtx) => {
-      const tool = this.registered.get(request.params.name);
-      // A tool this session does not expose is unknown to it, exactly as if it did not exist.
-      if (!tool || !this.gate.allows(tool)) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
-      if (this.era === 'legacy') return runTool(tool, request.params.arguments, this.context(sdkCtx));
-      const ledger = InputLedger.open(sdkCtx, { tool: tool.name, arguments: request.params.arguments ?? {} });
-      try {
-        return await runTool(tool, request.params.arguments, this.context(sdkCtx, ledger));
-      } catch (error) {
-        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
-        throw error;
-      }
-    });
-
-    if (this.resources.size > 0 || this.templates.length > 0) this.installResourceHandlers(sdk);
-    if (this.prompts.size > 0) this.installPromptHandlers(sdk);
-
-    if (this.capabilities().completions) this.installCompletionHandler(sdk);
-  }
-
-  private installCompletionHandler(sdk: Server): void {
-    sdk.setRequestHandler('completion/complete', async (request, sdkCtx) => {
-      const { ref, argument } = request.params;
-      const context = { arguments: request.params.context?.arguments ?? {} };
-      let completer: Completer | undefined;
-      if (ref.type === 'ref/prompt') {
-        const prompt = this.prompts.get(ref.name);
-        if (!prompt) throw ProtocolError.invalidParams(`Unknown prompt: ${ref.name}`);
-        completer = (prompt.complete as Record<string, Completer> | undefined)?.[argument.name];
-      } else {
-        const template = this.templates.find((t) => t.def.uriTemplate === ref.uri);
-        if (!template) throw ProtocolError.invalidParams(`Unknown resource template: ${ref.uri}`);
-        completer = template.def.complete?.[argument.name];
-      }
-      if (!completer) return { completion: { values: [], hasMore: false } };
-      let values: string[];
-      try {
-        const typed = ref.type === 'ref/prompt' ? argument.value : decodeVariable(argument.value);
-        values = await completer(typed, context, this.context(sdkCtx));
-      } catch (error) {
-        // Completion is the client's typing aid, asked at every keystroke: a failure shows no
-        // suggestions rather than an error. The reason is logged (to the client too, at warning).
-        values = [];
-        if (error instanceof ToolError) this.log.warning(`Completing ${argument.name} failed: ${error.message}`);
-        else if (error instanceof InputNeeded) this.log.debug(`Completing ${argument.name} needs the client's roots, which completion cannot ask for`);
-        else {
-          const id = newErrorId();
-          this.log.private('error', `completion failed unexpectedly (error id ${id}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-          this.log.warning(`Completing ${argument.name} failed unexpectedly (error id ${id}). The server log has the detail.`);
-        }
-      }
-      return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };
-    });
-  }
-
-  private installResourceHandlers(sdk: Server): void {
-    sdk.setRequestHandler('resources/list', async (request, sdkCtx) => {
-      const cursor = request.params?.cursor;
-      const state = cursor ? await this.guardResourceCall(async () => decodeCursor('resources', cursor, RESOURCES_CURSOR)) : { phase: 0 };
-      const listable = this.templates.filter((t) => t.def.list);
-      const resources: ResourceListing[] = [];
-      let phase = state.phase;
-      let inner = state.inner;
-      if (phase === 0) {
-        for (const r of this.resources.values()) resources.push(listingOf(r));
-        phase = 1;
-        inner = undefined;
-      }
-      // Fill one page from the templates, moving to the next template when one runs out.
-      const context = this.context(sdkCtx);
-      while (phase - 1 < listable.length && resources.length < (this.options.pageSize ?? 500)) {
-        const template = listable[phase - 1]!;
-        const page = await this.guardResourceCall(() => template.def.list!(inner, context));
-        resources.push(...page.resources);
-        if (page.nextCursor) {
-          inner = page.nextCursor;
-          break;
-        }
-        phase += 1;
-        inner = undefined;
-      }
-      const done = phase - 1 >= listable.length;
-      return done ? { resources } : { resources, nextCursor: encodeCursor('resources', { phase, ...(inner ? { inner } : {}) }) };
-    });
-
-    sdk.setRequestHandler('resources/templates/list', async () => ({
-      resourceTemplates: this.templates.map(({ def }) => ({
-        uriTemplate: def.uriTemplate,
-        name: def.name,
-        ...(def.title ? { title: def.title } : {}),
-        ...(def.description ? { description: def.description } : {}),
-        ...(def.mimeType ? { mimeType: def.mimeType } : {}),
-      })),
-    }));
-
-    sdk.setRequestHandler('resources/read', async (request, sdkCtx) => {
-      if (this.era === 'legacy') {
-        const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, this.context(sdkCtx)));
-        return { contents };
-      }
-      const ledger = InputLedger.open(sdkCtx, { uri: request.params.uri });
-      try {
-        const contents = await this.guardResourceCall(() => this.readResource(request.params.uri, this.context(sdkCtx, ledger)));
-        return { contents };
-      } catch (error) {
-        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
-        throw error;
-      }
-    });
-
-    const changes = this.options.changes;
-    if (!changes) return;
-    sdk.setRequestHandler('resources/subscribe', async (request, sdkCtx) => {
-      const { uri } = request.params;
-      const resource = this.resources.get(uri);
-      const found = resource ? undefined : this.matchTemplate(uri);
-      if (!resource && !found) throw ProtocolError.resourceNotFound(uri);
-      const context = this.context(sdkCtx);
-      await this.guardResourceCall(() =>
-        changes.subscribe(this.sessionId, uri, async (change) => {
-          if (resource) return resource.subscribe?.(context, change);
-          return found!.template.def.subscribe?.(uri, found!.variables, context, change);
-        }),
-      );
-      return {};
-    });
-    sdk.setRequestHandler('resources/unsubscribe', async (request) => {
-      await changes.unsubscribe(this.sessionId, request.params.uri);
-      return {};
-    });
-  }
-
-  private installPromptHandlers(sdk: Server): void {
-    sdk.setRequestHandler('prompts/list', async () => ({
-      prompts: [...this.prompts.values()].map((prompt) => ({
-        name: prompt.name,
-        ...(prompt.title ? { title: prompt.title } : {}),
-        description: prompt.description,
-        arguments: Object.entries(prompt.args.shape).map(([name, schema]) => {
-          const field = schema as z.ZodType;
-          return {
-            name,
-            ...(field.description ? { description: field.description } : {}),
-            required: !field.safeParse(undefined).success,
-          };
-        }),
-      })),
-    }));
-    sdk.setRequestHandler('prompts/get', async (request, sdkCtx) => {
-      const prompt = this.prompts.get(request.params.name);
-      if (!prompt) throw ProtocolError.invalidParams(`Unknown prompt: ${request.params.name}`);
-      const parsed = prompt.args.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) {
-        throw ProtocolError.invalidParams(
-          `Invalid arguments for prompt ${prompt.name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ')}`,
-        );
-      }
-      if (this.era === 'legacy') return this.guardResourceCall(() => prompt.get(parsed.data, this.context(sdkCtx)));
-      const ledger = InputLedger.open(sdkCtx, { prompt: prompt.name, arguments: request.params.arguments ?? {} });
-      try {
-        return await this.guardResourceCall(() => prompt.get(parsed.data, this.context(sdkCtx, ledger)));
-      } catch (error) {
-        if (error instanceof InputNeeded) return ledger.inputRequired(error, this.seal, sdkCtx);
-        throw error;
-      }
-    });
   }
 
   private matchTemplate(uri: string): { template: RegisteredTemplate; variables: TemplateVariables } | undefined {
@@ -845,50 +595,6 @@ export class SuiteServer {
   }
 }
 
-/** Percent-decodes a template variable; text that is not valid percent-encoding stays as written. */
-function decodeVariable(value: string): string {
-  if (!value.includes('%')) return value;
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
-function isTimeout(error: unknown): boolean {
-  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
-}
-
-function samplingResultOf(raw: unknown): SamplingResult {
-  const result = SAMPLING_RESULT.safeParse(raw);
-  if (!result.success) throw new ToolError('The client answered the sampling request with something that is not a sampling result.', 'failed');
-  const content = (Array.isArray(result.data.content) ? result.data.content[0] : result.data.content) as SamplingResult['content'];
-  return {
-    role: result.data.role,
-    content,
-    model: result.data.model,
-    ...(result.data.stopReason ? { stopReason: result.data.stopReason } : {}),
-    text: content?.type === 'text' ? content.text : '',
-  };
-}
-
-function elicitResultOf(raw: unknown): ElicitResult {
-  const result = ELICIT_RESULT.safeParse(raw);
-  if (!result.success) throw new ToolError('The client answered the elicitation request with something that is not an elicitation result.', 'failed');
-  return { action: result.data.action, ...(result.data.content ? { content: result.data.content as ElicitResult['content'] } : {}) };
-}
-
-const SAMPLING_RESULT = z.looseObject({
-  role: z.enum(['user', 'assistant']),
-  content: z.union([z.looseObject({ type: z.string() }), z.array(z.looseObject({ type: z.string() })).min(1)]),
-  model: z.string(),
-  stopReason: z.string().optional(),
-});
-
-const ELICIT_RESULT = z.looseObject({
-  action: z.enum(['accept', 'decline', 'cancel']),
-  content: z.record(z.string(), z.unknown()).optional(),
-});
 
 function authFrom(info: { token: string; clientId?: string; scopes?: string[]; expiresAt?: number; extra?: Record<string, unknown> }): AuthInfo {
   return {
@@ -900,14 +606,5 @@ function authFrom(info: { token: string; clientId?: string; scopes?: string[]; e
   };
 }
 
-function listingOf(r: ResourceDefinition): ResourceListing {
-  return {
-    uri: r.uri,
-    name: r.name,
-    ...(r.title ? { title: r.title } : {}),
-    ...(r.description ? { description: r.description } : {}),
-    ...(r.mimeType ? { mimeType: r.mimeType } : {}),
-  };
-}
 
 export type { ResourceContents };

@@ -1,0 +1,4 @@
+import { abuseSuite } from '@suite/test-kit/abuse';
+import { target } from './conformance-target.js';
+
+abuseSuite(target);

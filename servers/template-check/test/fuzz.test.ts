@@ -1,0 +1,4 @@
+import { fuzzSuite } from '@suite/test-kit/fuzz';
+import { target } from './conformance-target.js';
+
+fuzzSuite(target);
