@@ -1,4 +1,0 @@
-import { abuseSuite } from '@suite/test-kit/abuse';
-import { target } from './conformance-target.js';
-
-abuseSuite(target);

@@ -1,4 +1,0 @@
-import { fuzzSuite } from '@suite/test-kit/fuzz';
-import { target } from './conformance-target.js';
-
-fuzzSuite(target);
