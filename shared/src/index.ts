@@ -47,7 +47,7 @@ export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type Ro
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './files/paths.js';
 export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './files/file-version.js';
 export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './files/write-locks.js';
-export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './files/temp-files.js';
+export { HOST_TAG, isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './files/temp-files.js';
 export {
   ChangeHub,
   fileSignature,
