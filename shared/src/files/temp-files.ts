@@ -107,24 +107,48 @@ export function ownerGone(pid: number, host: string, start?: number): boolean {
 
 // Entries this process is writing right now: removed if the process exits before it finishes them.
 const live = new Set<string>();
+// Locks this process may hold: removed at exit only if they name this process as their owner.
+const locks = new Set<string>();
 let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const leftover of live) {
+      try {
+        rmSync(leftover, { recursive: true, force: true });
+      } catch {
+        // Best effort: the start-up sweep of the next run removes what is left.
+      }
+    }
+    const owner = lockOwnerText();
+    for (const lock of locks) {
+      try {
+        if (readFileSync(lock, 'utf8') === owner) rmSync(lock, { force: true });
+      } catch {
+        // Gone already, or not ours to read: nothing to do.
+      }
+    }
+  });
+}
 
 /** Registers a temporary entry so that an exit (SIGTERM, stdin closed) removes it; returns the unregister function. */
 export function trackTempEntry(entry: string): () => void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const leftover of live) {
-        try {
-          rmSync(leftover, { recursive: true, force: true });
-        } catch {
-          // Best effort: the start-up sweep of the next run removes what is left.
-        }
-      }
-    });
-  }
+  installExitHook();
   live.add(entry);
   return () => void live.delete(entry);
+}
+
+/**
+ * Registers a lock this process is about to take, before it exists (an exit can come between the
+ * system call that makes it and the code after it): at exit it is removed if, and only if, it names
+ * this process as its owner, so a lock another writer took meanwhile is left alone.
+ */
+export function trackOwnedLock(lock: string): () => void {
+  installExitHook();
+  locks.add(lock);
+  return () => void locks.delete(lock);
 }
 
 export interface SweepOptions {

@@ -15,7 +15,7 @@ import { constants, type promises as fs } from 'node:fs';
 import { link, lstat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { CancelledError } from '../core/progress.js';
-import { LOCK_HEARTBEAT_MS, lockName, lockOwnerText, lockStale, tempName, trackTempEntry } from './temp-files.js';
+import { LOCK_HEARTBEAT_MS, lockName, lockOwnerText, lockStale, tempName, trackOwnedLock, trackTempEntry } from './temp-files.js';
 import { ToolError } from '../core/errors.js';
 
 /** How long a writer waits for a file another writer holds before giving up with a conflict. */
@@ -109,6 +109,7 @@ async function takeLockFile(file: string, deadline: number, options: WriteLockOp
 async function createWhole(dir: string, lock: string, options: WriteLockOptions): Promise<(() => Promise<void>) | undefined> {
   const staging = path.join(dir, tempName('tmp'));
   const untrackStaging = trackTempEntry(staging);
+  let untrack: () => void = () => undefined;
   try {
     const handle = await options.open(staging, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
@@ -116,9 +117,12 @@ async function createWhole(dir: string, lock: string, options: WriteLockOptions)
     } finally {
       await handle.close();
     }
+    // Tracked before it exists: an exit (SIGTERM, stdin closed) from here on removes it if it is ours.
+    untrack = trackOwnedLock(lock);
     try {
       await link(staging, lock);
     } catch (error) {
+      untrack();
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
       throw error;
     }
@@ -126,8 +130,6 @@ async function createWhole(dir: string, lock: string, options: WriteLockOptions)
     await unlink(staging).catch(() => undefined);
     untrackStaging();
   }
-  // An exit while holding it (SIGTERM, stdin closed) removes it too.
-  const untrack = trackTempEntry(lock);
   const ino = (await lstat(lock).catch(() => undefined))?.ino;
   const ours = async (): Promise<boolean> => ino !== undefined && (await lstat(lock).catch(() => undefined))?.ino === ino;
   const heartbeat = setInterval(() => {
