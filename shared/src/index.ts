@@ -10,6 +10,7 @@ export {
   type ServerCliSpec,
   type WritePosture,
 } from './cli/cli.js';
+export { RequestStateSeal, configureRequestState } from './server/input-requests.js';
 export { SuiteServer, type SuiteServerOptions, type ListKind } from './server/server.js';
 export type {
   AuthInfo,
