@@ -84,3 +84,16 @@ export {
 } from './process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transport.js';
 export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './stdio.js';
+export {
+  ByteFinder,
+  requiredLiteral,
+  lineFinder,
+  nextLineWith,
+  lineText,
+  countNewlines,
+  scanBuffer,
+  simdNewlineCount,
+  WorkerPool,
+  type LineSpan,
+  type WorkerPoolOptions,
+} from './search/index.js';

@@ -1,4 +1,4 @@
-import { ByteFinder, requiredLiteral } from './byte-finder.js';
+import { ByteFinder, requiredLiteral } from '@suite/shared/search';
 import { NEWLINE, countNewlines, decodeChunk, splitLines, type RawSource } from './chunks.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast } from './levels.js';
