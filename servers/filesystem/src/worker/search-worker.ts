@@ -1,0 +1,52 @@
+import { parentPort } from 'node:worker_threads';
+import { compileContentQuery, searchFileSync, type CompiledContentQuery, type ContentQuery, type FileSearchOutcome } from '../file-search.js';
+import { insideRoots } from '../open-checked.js';
+import type { FromSearchWorker, ToSearchWorker } from '../search-protocol.js';
+
+/**
+ * A search_content worker: it opens (checked against the roots, as the main thread would), reads
+ * and searches the files it is given, synchronously and one after another, and answers with each
+ * batch's outcomes in order. Two or more run at once, so a tree is searched on every core while
+ * the main thread walks it; the main thread merges the answers in walk order. A job stops at the
+ * next chunk once its stop flag is set (a cancellation, the time budget, enough matches).
+ */
+
+const port = parentPort;
+if (!port) throw new Error('search-worker runs as a worker thread');
+
+interface Job {
+  query: ContentQuery;
+  compiled: CompiledContentQuery;
+  inside: (p: string) => boolean;
+  stop: Int32Array;
+}
+
+const jobs = new Map<number, Job>();
+
+function post(message: FromSearchWorker): void {
+  port!.postMessage(message);
+}
+
+port.on('message', (message: ToSearchWorker) => {
+  try {
+    if (message.type === 'job') {
+      const { query } = message;
+      jobs.set(message.job, { query, compiled: compileContentQuery(query.pattern, query.literal, query.caseSensitive), inside: insideRoots(message.roots), stop: new Int32Array(message.stop) });
+      return;
+    }
+    if (message.type === 'end') {
+      jobs.delete(message.job);
+      return;
+    }
+    const job = jobs.get(message.job);
+    if (!job) throw new Error('files before their job');
+    const stopped = (): boolean => Atomics.load(job.stop, 0) !== 0;
+    const outcomes: FileSearchOutcome[] = [];
+    for (const file of message.files) {
+      outcomes.push(stopped() ? { kind: 'stopped' } : searchFileSync(file, job.inside, job.query, job.compiled, message.maxMatches, stopped));
+    }
+    post({ type: 'results', job: message.job, batch: message.batch, outcomes });
+  } catch (error) {
+    post({ type: 'failed', job: message.job, message: error instanceof Error ? error.message : String(error) });
+  }
+});
