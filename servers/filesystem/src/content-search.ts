@@ -46,6 +46,31 @@ export function searchWorkers(): WorkerPool {
 
 let jobs = 0;
 
+interface Route {
+  message(message: FromSearchWorker): void;
+  fail(error: unknown): void;
+}
+
+/** The calls a worker serves, by job: one listener per worker passes each answer to its call. */
+const routes = new WeakMap<Worker, Map<number, Route>>();
+
+/** Sends a job's answers from a worker to `to`; returns what stops it. */
+function route(worker: Worker, job: number, to: Route): () => void {
+  let jobsOf = routes.get(worker);
+  if (!jobsOf) {
+    const all = new Map<number, Route>();
+    jobsOf = all;
+    routes.set(worker, all);
+    const failAll = (error: unknown): void => {
+      for (const r of [...all.values()]) r.fail(error);
+    };
+    worker.on('message', (message: FromSearchWorker) => all.get(message.job)?.message(message));
+    worker.on('error', failAll).on('exit', () => failAll(new Error('the search worker exited unexpectedly')));
+  }
+  jobsOf.set(job, to);
+  return () => void jobsOf.delete(job);
+}
+
 interface Pending {
   resolve(outcomes: FileSearchOutcome[]): void;
   reject(error: unknown): void;
@@ -183,17 +208,16 @@ export class SearchRun {
       lane.pending.clear();
       idle();
     };
-    const onMessage = (message: FromSearchWorker): void => {
-      if (message.job !== this.job) return;
-      if (message.type === 'failed') return fail(new Error(`search worker: ${message.message}`));
-      const p = lane.pending.get(message.batch);
-      lane.pending.delete(message.batch);
-      p?.resolve(message.outcomes);
-      idle();
-    };
-    const onExit = (): void => fail(new Error('the search worker exited unexpectedly'));
-    worker.on('message', onMessage).on('error', fail).on('exit', onExit);
-    lane.detach = () => void worker.off('message', onMessage).off('error', fail).off('exit', onExit);
+    lane.detach = route(worker, this.job, {
+      message: (message) => {
+        if (message.type === 'failed') return fail(new Error(`search worker: ${message.message}`));
+        const p = lane.pending.get(message.batch);
+        lane.pending.delete(message.batch);
+        p?.resolve(message.outcomes);
+        idle();
+      },
+      fail,
+    });
     this.lanes.push(lane);
     this.send(lane, { type: 'job', job: this.job, query: this.query, roots: [...this.roots], stop: this.stopFlag.buffer as SharedArrayBuffer });
     return lane;
