@@ -62,6 +62,12 @@ const IDLE_WORKER_MS = 30_000;
 /** Parts a large plain log is cut into, each searched by a worker of its own: one per core, at most 4. */
 const PARTS = Math.max(1, Math.min(4, availableParallelism()));
 
+/** Logs searched in parts so far in this process (tests see the cut made with it). */
+let parted = 0;
+export function logsSearchedInParts(): number {
+  return parted;
+}
+
 /** Scans currently running in this process (tests use it to see a cancelled scan stop). */
 let running = 0;
 export function runningScans(): number {
@@ -169,6 +175,7 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
         const parts = job.kind === 'search' && !target.compressed && PARTS > 1 ? await planParts(open, target.size, target.spec, job.query.contextLines, PARTS).catch(() => undefined) : undefined;
         if (settled) return;
         if (parts) {
+          parted++;
           for (const part of parts.slice(1)) helpers.push(startHelper(part, { type: 'file', index, fd: open.fd, display: target.display, compressed: false, spec: target.spec, ...(left !== undefined ? { remaining: left } : {}), part }));
         }
         send({ type: 'file', index, fd: open.fd, display: target.display, compressed: target.compressed, spec: target.spec, ...(left !== undefined ? { remaining: left } : {}), ...(parts ? { part: parts[0] as FilePart } : {}) });
@@ -181,7 +188,7 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
     const fileDone = async (index: number, first: FileOutcome, firstStopped: 'max-results' | 'time-budget' | undefined): Promise<void> => {
       let outcome = first;
       let stopped = firstStopped;
-      if (first.status === 'scanned' && !stopped) {
+      if (first.status === 'scanned' && !stopped && helpers.length > 0) {
         let { lines, bytes } = first;
         for (const h of helpers) {
           await h.done;
