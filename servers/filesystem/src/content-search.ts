@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { CancelledError, WorkerPool, type TimeBudget } from '@suite/shared';
 import type { ContentQuery, FileSearchOutcome } from './file-search.js';
-import type { FromSearchWorker, ToSearchWorker } from './search-protocol.js';
+import { decodeOutcomes, type FromSearchWorker, type ToSearchWorker } from './search-protocol.js';
 
 /**
  * search_content's workers, seen from the main thread: files go out in batches to worker threads
@@ -53,6 +53,8 @@ interface Route {
 
 /** The calls a worker serves, by job: one listener per worker passes each answer to its call. */
 const routes = new WeakMap<Worker, Map<number, Route>>();
+/** When each worker last answered anything: a worker that answers is not stuck, however long its queue. */
+const lastAnswer = new WeakMap<Worker, number>();
 
 /** Sends a job's answers from a worker to `to`; returns what stops it. */
 function route(worker: Worker, job: number, to: Route): () => void {
@@ -64,7 +66,10 @@ function route(worker: Worker, job: number, to: Route): () => void {
     const failAll = (error: unknown): void => {
       for (const r of [...all.values()]) r.fail(error);
     };
-    worker.on('message', (message: FromSearchWorker) => all.get(message.job)?.message(message));
+    worker.on('message', (message: FromSearchWorker) => {
+      lastAnswer.set(worker, Date.now());
+      all.get(message.job)?.message(message);
+    });
     worker.on('error', failAll).on('exit', () => failAll(new Error('the search worker exited unexpectedly')));
   }
   jobsOf.set(job, to);
@@ -174,10 +179,19 @@ export class SearchRun {
         giveBack();
         continue;
       }
-      const timer = setTimeout(() => {
+      // A worker shared with other calls may take a while to reach this call's tasks (they then
+      // end at once: the stop flag is set); only one that answers nothing for a while is stuck.
+      let timer: NodeJS.Timeout;
+      const check = (): void => {
+        if (Date.now() - (lastAnswer.get(lane.worker) ?? 0) < STOP_GRACE_MS) {
+          timer = setTimeout(check, STOP_GRACE_MS);
+          timer.unref();
+          return;
+        }
         lane.failed = true;
         giveBack();
-      }, STOP_GRACE_MS);
+      };
+      timer = setTimeout(check, STOP_GRACE_MS);
       timer.unref();
       lane.whenIdle.push(() => {
         clearTimeout(timer);
@@ -213,7 +227,7 @@ export class SearchRun {
         if (message.type === 'failed') return fail(new Error(`search worker: ${message.message}`));
         const p = lane.pending.get(message.batch);
         lane.pending.delete(message.batch);
-        p?.resolve(message.outcomes);
+        p?.resolve(decodeOutcomes(message.outcomes));
         idle();
       },
       fail,

@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { compileContentQuery, searchFileSync, type CompiledContentQuery, type ContentQuery, type FileSearchOutcome } from '../file-search.js';
 import { insideRoots } from '../open-checked.js';
-import type { FromSearchWorker, ToSearchWorker } from '../search-protocol.js';
+import { encodeOutcomes, type FromSearchWorker, type ToSearchWorker } from '../search-protocol.js';
 
 /**
  * A search_content worker: it opens (checked against the roots, as the main thread would), reads
@@ -45,7 +45,7 @@ port.on('message', (message: ToSearchWorker) => {
     for (const file of message.files) {
       outcomes.push(stopped() ? { kind: 'stopped' } : searchFileSync(file, job.inside, job.query, job.compiled, message.maxMatches, stopped));
     }
-    post({ type: 'results', job: message.job, batch: message.batch, outcomes });
+    post({ type: 'results', job: message.job, batch: message.batch, outcomes: encodeOutcomes(outcomes) });
   } catch (error) {
     post({ type: 'failed', job: message.job, message: error instanceof Error ? error.message : String(error) });
   }
