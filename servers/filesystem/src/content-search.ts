@@ -21,8 +21,12 @@ function workerUrl(): URL {
   return new URL('./worker/search-worker.js', import.meta.url);
 }
 
-/** A worker's heap: one file's chunk and the matches of the files in flight (bounded by maxResults). */
-const WORKER_HEAP_MB = 128;
+/**
+ * A worker's heap: one file's chunk and one batch's matches, at most maxResults + 1 of them (a
+ * batch stops there), each with up to 41 lines of 400 characters: what the main thread held for
+ * one file before the search moved to workers.
+ */
+const WORKER_HEAP_MB = 512;
 /** Workers of the process: one per core, at most 4 (reading files scales no further here). */
 const MAX_WORKERS = Math.max(1, Math.min(4, availableParallelism()));
 /** Batches a call may have waiting per worker: enough to keep it busy between the main thread's turns. */

@@ -213,6 +213,16 @@ describe('search_content workers', () => {
     expect(searchWorkers().size).toBeLessThanOrEqual(Math.min(4, (await import('node:os')).availableParallelism()));
   });
 
+  it('caps matches across files that each match on every line, with context, as the previous release did', async () => {
+    const dense = path.join(h.dir, 'dense');
+    await mkdir(dense);
+    await Promise.all(Array.from({ length: 300 }, (_, f) => writeFile(path.join(dense, `f${String(f).padStart(3, '0')}.txt`), Array.from({ length: 40 }, (_, i) => `hit ${f}-${i}`).join('\n'))));
+    for (const query of [{ pattern: 'hit', maxResults: 1000, contextLines: 2 }, { pattern: 'hit \\d+-3\\d', maxResults: 333, contextLines: 5 }, { pattern: 'hit', maxResults: 10_000 }]) {
+      const out = await h.session.callTool('search_content', { path: dense, ...query });
+      expect(out.structured, JSON.stringify(query)).toEqual(await legacySearch(h.dir, dense, query));
+    }
+  });
+
   it('stops at maxResults across files, and says there may be more', async () => {
     const out = await h.session.callTool('search_content', { path: wide, pattern: 'last', maxResults: 150 });
     expect(out.structured).toMatchObject({ truncated: true, filesMatched: 150 });

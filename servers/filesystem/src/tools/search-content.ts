@@ -158,8 +158,13 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
           if (outcome.kind === 'searched' && args.contextLines > 0 && outcome.matches.length > maxMatches()) {
             outcome = (await run.wait(run.submit([entry.path], maxMatches())))[0] as FileSearchOutcome;
           }
-          // Told to stop: out of time (or cancelled), which the next line reports.
-          if (outcome.kind === 'stopped') budget.check();
+          if (outcome.kind === 'stopped') {
+            // Told to stop: out of time (or cancelled), which this reports...
+            budget.check();
+            // ...or left out by a batch already full, which cannot happen before the answer is:
+            // should it, the file is searched now rather than lost.
+            outcome = (await run.wait(run.submit([entry.path], maxMatches())))[0] as FileSearchOutcome;
+          }
           record(entry.relative, outcome);
           if (found.length >= args.maxResults) {
             full = true;

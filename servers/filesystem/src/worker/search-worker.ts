@@ -42,8 +42,13 @@ port.on('message', (message: ToSearchWorker) => {
     if (!job) throw new Error('files before their job');
     const stopped = (): boolean => Atomics.load(job.stop, 0) !== 0;
     const outcomes: FileSearchOutcome[] = [];
+    // The batch's files come one after another in walk order: once they hold maxMatches matches,
+    // the files after them cannot be shown (the answer is full before them), so they are not searched.
+    let left = message.maxMatches;
     for (const file of message.files) {
-      outcomes.push(stopped() ? { kind: 'stopped' } : searchFileSync(file, job.inside, job.query, job.compiled, message.maxMatches, stopped));
+      const outcome: FileSearchOutcome = stopped() || left <= 0 ? { kind: 'stopped' } : searchFileSync(file, job.inside, job.query, job.compiled, left, stopped);
+      if (outcome.kind === 'searched') left -= outcome.matches.length;
+      outcomes.push(outcome);
     }
     post({ type: 'results', job: message.job, batch: message.batch, outcomes: encodeOutcomes(outcomes) });
   } catch (error) {
