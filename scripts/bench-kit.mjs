@@ -1,7 +1,7 @@
 // Shared helpers for the per-server benchmarks (servers/<name>/bench/bench.mjs).
 // Every figure is a median over repeated runs; results print side by side with ratios.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -128,6 +128,31 @@ export function previousBin(server, root, argv = process.argv) {
   return { bin, label };
 }
 
+/**
+ * CPU time a process has used so far, every thread of it (its worker threads included), in ms:
+ * the sum of the threads' run time in /proc (Linux; nanoseconds, so a 50 ms call is measured
+ * exactly). On a loaded machine this is the steadier figure: wall time then depends on what else
+ * runs, CPU time on what the process does.
+ */
+export function processCpuMs(pid) {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that ended meanwhile: its time is gone with it (a worker kept warm does not end).
+    }
+  }
+  return ns / 1e6;
+}
+
+/** CPU time (user + system, ms) of this process's finished children so far: what the commands run with timeProcess used. */
+export function childrenCpuMs() {
+  const fields = readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ');
+  // After the name: state is field 3, so cutime and cstime (fields 16 and 17) are at 13 and 14; in clock ticks (100 a second).
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
 /** The load average now, for the record next to the figures. */
 export function loadAverage() {
   return os.loadavg().map((n) => n.toFixed(2)).join(', ');
@@ -147,7 +172,7 @@ export function timeProcess(command, argv, options = {}) {
  * is at most `target`), and any further columns (the previous release, grep) with their ratio to ours.
  */
 export function printSearchTable(title, rows, { target = 1.5, extra = [] } = {}) {
-  const head = ['measure', 'ours', 'ripgrep', `ours / ripgrep (target ≤ ${target}x)`, ...extra.flatMap((c) => [c.label, `${c.label} / ours`])];
+  const head = ['measure', 'ours', 'ripgrep', `ours / ripgrep (target ≤ ${target}x)`, ...extra.flatMap((c) => [c.label, `${c.label} / ours`]), 'CPU ms: ours / ripgrep'];
   const lines = [`\n### ${title}\n`, `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const row of rows) {
     const ratio = row.rg !== undefined ? `${(row.ours / row.rg).toFixed(2)}x ${row.ours / row.rg <= target ? '(met)' : '(not met)'}` : 'n/a';
@@ -156,6 +181,7 @@ export function printSearchTable(title, rows, { target = 1.5, extra = [] } = {})
       const v = row[c.key];
       cells.push(v !== undefined ? formatMs(v) : 'n/a', v !== undefined ? `${(v / row.ours).toFixed(2)}x` : 'n/a');
     }
+    cells.push(row.oursCpu !== undefined && row.rgCpu !== undefined ? `${row.oursCpu.toFixed(0)} / ${row.rgCpu.toFixed(0)} (${(row.oursCpu / row.rgCpu).toFixed(2)}x)` : 'n/a');
     lines.push(`| ${cells.join(' | ')} |`);
   }
   console.log(lines.join('\n'));

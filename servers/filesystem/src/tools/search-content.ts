@@ -184,6 +184,7 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
             respectGitignore: args.respectGitignore,
             ...(gitignoreRoot ? { gitignoreRoot } : {}),
             signal: ctx.signal,
+            sync: true,
           })) {
             for (const entry of dir.entries) {
               if (entry.type !== 'file') continue;
