@@ -1,6 +1,6 @@
-import { closeSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { countNewlines, lineFinder, lineText, nextLineWith, scanBuffer, type ByteFinder } from '@suite/shared/search';
-import { openCheckedSync } from './open-checked.js';
+import { openCheckedFdSync } from './open-checked.js';
 
 /**
  * Searches one file for a pattern, line by line, reading it in chunks so memory stays bounded
@@ -97,21 +97,26 @@ export function searchFileSync(
   stop: () => boolean,
 ): FileSearchOutcome {
   let fd: number;
-  let size: number;
   try {
-    const opened = openCheckedSync(file, inside);
-    fd = opened.fd;
-    if (!opened.stat.isFile()) {
-      closeSync(fd);
-      return { kind: 'unreadable' };
-    }
-    size = opened.stat.size;
+    fd = openCheckedFdSync(file, inside);
   } catch {
     return { kind: 'unreadable' };
   }
   try {
+    // The first chunk is read before the size is asked: a file that fits in it (nearly every
+    // file of a source tree) then needs no fstat, its size being what the read returned. A read
+    // that fills the chunk, or returns nothing, asks: the file is larger (or not a regular file:
+    // a FIFO reads nothing; a directory fails the read, which makes it unreadable as well).
+    const first = scanBuffer(CHUNK_BYTES).subarray(0, CHUNK_BYTES);
+    const got = readSync(fd, first, 0, CHUNK_BYTES, 0);
+    let size = got;
+    if (got === CHUNK_BYTES || got === 0) {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) return { kind: 'unreadable' };
+      size = stat.size;
+    }
     if (size > query.maxFileBytes) return { kind: 'too-large' };
-    return searchOpenFile(fd, size, query.contextLines, compiled, maxMatches, stop);
+    return searchOpenFile(fd, size, got, query.contextLines, compiled, maxMatches, stop);
   } catch {
     return { kind: 'unreadable' };
   } finally {
@@ -119,11 +124,13 @@ export function searchFileSync(
   }
 }
 
-function searchOpenFile(fd: number, size: number, contextLines: number, compiled: CompiledContentQuery, maxMatches: number, stop: () => boolean): FileSearchOutcome {
+/** `firstRead`: the bytes the caller already read from the start into the thread's scan buffer. */
+function searchOpenFile(fd: number, size: number, firstRead: number, contextLines: number, compiled: CompiledContentQuery, maxMatches: number, stop: () => boolean): FileSearchOutcome {
   const { lineTest, chunkTest, finder } = compiled;
   // One byte more than the size, so a file that is exactly one chunk still sees its end in one read.
   const length = Math.min(CHUNK_BYTES, size + 1);
   const chunk = scanBuffer(length).subarray(0, length);
+  let preRead: number | undefined = Math.min(firstRead, length);
   const matches: LineMatch[] = [];
   const recent: string[] = [];
   let pendingAfter: LineMatch[] = [];
@@ -227,7 +234,8 @@ function searchOpenFile(fd: number, size: number, contextLines: number, compiled
 
   for (;;) {
     if (stop()) return { kind: 'stopped' };
-    const bytesRead = readSync(fd, chunk, 0, chunk.length, position);
+    const bytesRead = preRead ?? readSync(fd, chunk, 0, chunk.length, position);
+    preRead = undefined;
     const read = chunk.subarray(0, bytesRead);
     // Every chunk, not only the first: text followed by gigabytes of zeros (a sparse file) is binary at its first zero chunk.
     if (read.includes(0)) return { kind: 'binary' };

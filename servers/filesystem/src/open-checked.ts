@@ -22,6 +22,17 @@ export interface CheckedFile {
 
 /** Opens `real` for reading; throws OutsideError when it resolves outside, or the open's own error. The caller closes `fd`. */
 export function openCheckedSync(real: string, inside: (realPath: string) => boolean): CheckedFile {
+  const fd = openCheckedFdSync(real, inside);
+  try {
+    return { fd, stat: fstatSync(fd) };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** `openCheckedSync` without the `fstat`, for a caller that learns what it needs from its first read. */
+export function openCheckedFdSync(real: string, inside: (realPath: string) => boolean): number {
   let fd: number;
   try {
     fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -39,7 +50,7 @@ export function openCheckedSync(real: string, inside: (realPath: string) => bool
       }
       if (actual !== undefined && !inside(actual)) throw new OutsideError();
     }
-    return { fd, stat: fstatSync(fd) };
+    return fd;
   } catch (error) {
     closeSync(fd);
     throw error;
