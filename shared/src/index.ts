@@ -85,3 +85,16 @@ export {
 } from './process/process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transports/serve.js';
 export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './transports/stdio.js';
+export {
+  ByteFinder,
+  requiredLiteral,
+  lineFinder,
+  nextLineWith,
+  lineText,
+  countNewlines,
+  scanBuffer,
+  simdNewlineCount,
+  WorkerPool,
+  type LineSpan,
+  type WorkerPoolOptions,
+} from './search/index.js';

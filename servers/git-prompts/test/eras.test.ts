@@ -61,7 +61,7 @@ describe('git-prompts in the 2026-07-28 era (the built bin over stdio)', () => {
     closers.push(() => client.close());
     const uri = `git://${path.basename(live)}/log`;
     const subscription = await client.listen({ resourceSubscriptions: [uri] });
-    await untilListenUpdate(client, uri, (i) => commit(live, { 'x.txt': `x ${i}\n` }, `change ${i}`));
+    await untilListenUpdate(client, uri, (i) => void commit(live, { 'x.txt': `x ${i}\n` }, `change ${i}`));
     await subscription.close();
   });
 });
