@@ -84,3 +84,15 @@ export {
 } from './process/process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transports/serve.js';
 export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './transports/stdio.js';
+export {
+  APPS_EXTENSION_ID,
+  APP_MIME_TYPE,
+  APP_CSP,
+  LEGACY_RESOURCE_URI_KEY,
+  clientSupportsApps,
+  isAppOnly,
+  toolAppMeta,
+  type ToolApp,
+  type AppVisibility,
+} from './apps/meta.js';
+export { appResource, packageRoot, APPS_DIR, type AppResourceOptions } from './apps/resource.js';
