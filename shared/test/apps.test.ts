@@ -116,6 +116,9 @@ describe('MCP Apps in both protocol eras', () => {
       expect(tools[0]?._meta).toMatchObject({ ui: { resourceUri: UI } });
       await expect(client.callTool({ name: 'app_page', arguments: { page: 1 } })).rejects.toThrow(/Unknown tool: app_page/);
       expect((await client.callTool({ name: 'show', arguments: {} })).content).toEqual([{ type: 'text', text: 'shown as text' }]);
+      // Its resource list is unchanged too; the UI resource can still be read by its URI.
+      expect((await client.listResources()).resources.map((r) => r.uri)).not.toContain(UI);
+      expect((await client.readResource({ uri: UI })).contents[0]).toMatchObject({ mimeType: APP_MIME_TYPE });
     });
 
     it(`${era}: read-only mode and toolsets gate app-only tools like every other`, async () => {

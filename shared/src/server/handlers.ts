@@ -12,7 +12,7 @@ import { ProtocolError } from './protocol-errors.js';
 import type { Completer, PromptDefinition, ResourceContents, ResourceDefinition, ResourceListing, ResourceTemplateDefinition, TemplateVariables } from './resources.js';
 import { runTool, toJsonSchema, type ToolDefinition } from './tools.js';
 import type { TemplateMatcher } from './uri-templates.js';
-import { isAppOnly, toolAppMeta } from '../apps/meta.js';
+import { APP_MIME_TYPE, isAppOnly, toolAppMeta } from '../apps/meta.js';
 
 /**
  * The MCP request handlers of one SDK instance, over what a SuiteServer registered. The era decides
@@ -164,13 +164,15 @@ function installResourceHandlers(sdk: Server, host: HandlerHost): void {
     const resources: ResourceListing[] = [];
     let phase = state.phase;
     let inner = state.inner;
+    const context = host.context(sdkCtx);
     if (phase === 0) {
-      for (const r of host.resources.values()) resources.push(listingOf(r));
+      // An app's UI resource is listed for clients that render apps (a text-only client's list is
+      // unchanged); reading it works for anyone, as hosts read it by the URI a tool names.
+      for (const r of host.resources.values()) if (r.mimeType !== APP_MIME_TYPE || context.client.apps) resources.push(listingOf(r));
       phase = 1;
       inner = undefined;
     }
     // Fill one page from the templates, moving to the next template when one runs out.
-    const context = host.context(sdkCtx);
     while (phase - 1 < listable.length && resources.length < (host.pageSize ?? 500)) {
       const template = listable[phase - 1]!;
       const page = await host.guardResourceCall(() => template.def.list!(inner, context));
