@@ -10,25 +10,29 @@ import { LEVELS, STACK_ORDER, type Histogram, type ViewLine } from './model.js';
 const POLL_MS = 1000;
 
 const host = new HostConnection(windowPort());
+// When the tool's result arrived: the first render of its lines is timed from here (the controller's handler runs next).
+let resultAt: number | undefined;
+host.on('ui/notifications/tool-result', () => (resultAt ??= performance.now()));
 const viewer = new LogViewerController(host);
 
 const title = h('strong', { class: 'title' }, 'Log viewer');
 const level = h('select', { attrs: { 'aria-label': 'Lowest level' } }, h('option', { attrs: { value: '' } }, 'any level'), ...LEVELS.map((l) => h('option', { attrs: { value: l } }, `${l}+`)));
 const grep = h('input', { attrs: { type: 'search', placeholder: 'text', 'aria-label': 'Text to find' } });
 const since = h('input', { attrs: { type: 'text', placeholder: 'since (1h, ISO time)', 'aria-label': 'Since', size: 16 } });
-const apply = h('button', { attrs: { type: 'submit' } }, 'Filter');
+const apply = h('button', { attrs: { type: 'button' } }, 'Filter');
 const follow = h('button', { attrs: { type: 'button', 'aria-pressed': 'false' } }, 'Follow');
-const filters = h('form', { class: 'k-bar' }, title, level, grep, since, apply, follow);
+// Not a <form>: hosts sandbox apps without allow-forms, where a form never submits.
+const filters = h('div', { class: 'k-bar', attrs: { role: 'search' } }, title, level, grep, since, apply, follow);
 const status = h('div', { class: 'k-note', attrs: { role: 'status', 'aria-live': 'polite' } });
 const histogram = h('div', { class: 'hist', attrs: { role: 'list', 'aria-label': 'Entries per level over time' } });
 const lines = h('div', { class: 'lines k-mono', attrs: { role: 'list', 'aria-label': 'Log lines', tabindex: 0 } });
 replace(document.getElementById('app')!, filters, histogram, status, lines);
 arrowNavigation(histogram, '.bucket');
 
-filters.addEventListener('submit', (event) => {
-  event.preventDefault();
+const applyFilters = (): void =>
   void viewer.applyFilters({ ...(level.value ? { level: level.value as never } : {}), ...(grep.value ? { grep: grep.value } : {}), ...(since.value ? { since: since.value } : {}) });
-});
+apply.addEventListener('click', applyFilters);
+for (const input of [grep, since]) input.addEventListener('keydown', (event) => event.key === 'Enter' && applyFilters());
 
 let timer: ReturnType<typeof setInterval> | undefined;
 follow.addEventListener('click', () => {
@@ -58,6 +62,10 @@ viewer.onChange(() => {
     renderLines(s.lines, shownLines);
     shownLines = s.lines;
     if (s.following && atBottom) lines.scrollTop = lines.scrollHeight;
+    if (resultAt !== undefined && !document.body.dataset.firstRenderMs && s.lines.length > 0) {
+      void lines.offsetHeight; // layout included
+      document.body.dataset.firstRenderMs = (performance.now() - resultAt).toFixed(1);
+    }
   }
   document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
   document.body.dataset.lines = String(s.lines.length);
@@ -109,6 +117,8 @@ function renderLines(next: ViewLine[], previous: ViewLine[] | undefined): void {
   const fragment = document.createDocumentFragment();
   for (const line of next) fragment.appendChild(lineElement(line));
   lines.replaceChildren(fragment);
+  // A tail reads from its end, as tail -n does: the newest lines in view.
+  lines.scrollTop = lines.scrollHeight;
 }
 
 void host.initialize({ name: 'suite-logs-viewer', version: '1' }).then((context) => {
