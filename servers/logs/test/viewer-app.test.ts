@@ -2,7 +2,9 @@ import { appendFile, rename, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '@suite/test-kit';
 import { LogViewerController } from '../app/controller.js';
-import { bridgeToApp, startAppServer, type AppHost } from './app-host.js';
+import { bridgeToApp, startAppServer, type AppHost } from '@suite/test-kit/apps';
+import { HostConnection } from '@suite/shared/app-kit/rpc';
+import { buildServer } from '../src/server.js';
 import { fixture, type Fixture } from './helpers.js';
 
 const HOSTILE = '2026-11-20T10:00:03.000Z ERROR <img src=x onerror=alert(1)></script><script>alert(2)</script>';
@@ -29,8 +31,9 @@ describe('the log viewer app against the ext-apps AppBridge and the real server'
   async function open(era: 'legacy' | 'modern'): Promise<{ viewer: LogViewerController; host: AppHost }> {
     fx = await fixture();
     await fx.write('app.log', LOG);
-    host = await startAppServer(fx.config, era);
-    const { bridge, app } = await bridgeToApp(host.client);
+    host = await startAppServer(() => buildServer(fx!.config), era);
+    const { bridge, port } = await bridgeToApp(host.client);
+    const app = new HostConnection(port);
     const viewer = new LogViewerController(app);
     const initialized = new Promise<void>((resolve) => (bridge.oninitialized = () => resolve()));
     const context = await app.initialize({ name: 'viewer-test', version: '1' });
@@ -91,7 +94,7 @@ describe('the log viewer app against the ext-apps AppBridge and the real server'
 
   it('a text-only client does not see the app-only tool, and a client with apps does, with _meta.ui', async () => {
     fx = await fixture();
-    host = await startAppServer(fx.config);
+    host = await startAppServer(() => buildServer(fx!.config));
     const tools = (await host.client.listTools()).tools;
     expect(tools.find((t) => t.name === 'viewer_read_new_lines')?._meta).toMatchObject({ ui: { resourceUri: 'ui://logs/viewer.html', visibility: ['app'] } });
     for (const name of ['tail_log', 'search_logs', 'log_stats']) expect(tools.find((t) => t.name === name)?._meta).toMatchObject({ ui: { resourceUri: 'ui://logs/viewer.html' } });

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAppServer, type AppHost } from './app-host.js';
-import { openAppInBrowser, type AppBrowser } from './browser-host.js';
+import { openAppInBrowser, startAppServer, type AppBrowser, type AppHost } from '@suite/test-kit/apps';
+import { buildServer } from '../src/server.js';
 import { fixture, type Fixture } from './helpers.js';
 
 // Screenshots go to docs/ (for the README) with SUITE_UPDATE_SCREENSHOTS=1, otherwise to a temporary directory.
@@ -48,7 +48,7 @@ describe('the log viewer in Chromium: a sandboxed frame on a second origin, the 
   async function open(log: string, theme: 'light' | 'dark', lines: number): Promise<{ tail: { lines: string[] }; app: ReturnType<AppBrowser['app']> }> {
     fx = await fixture();
     await fx.write('app.log', log);
-    host = await startAppServer(fx.config);
+    host = await startAppServer(() => buildServer(fx!.config));
     const html = ((await host.client.readResource({ uri: 'ui://logs/viewer.html' })).contents[0] as { text: string }).text;
     browser = await openAppInBrowser({ html, client: host.client, theme });
     const args = { path: 'app.log', lines };

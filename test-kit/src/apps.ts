@@ -1,3 +1,8 @@
+/**
+ * MCP Apps in tests (`@suite/test-kit/apps`): the real server behind a host's MCP client that
+ * renders apps, the extension's own AppBridge joined to the app kit's connection in the process,
+ * and a small host in Debian's Chromium for the browser tests.
+ */
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,7 +10,77 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { AppBridge } from '@modelcontextprotocol/ext-apps/app-bridge';
+import { APP_MIME_TYPE, APPS_EXTENSION_ID, Logger, serveHttp, type RunningHttp, type SuiteServer } from '@suite/shared';
+
+/** A client that renders apps, as a host such as Claude or VS Code declares itself. */
+export const APPS_CAPABILITIES = { extensions: { [APPS_EXTENSION_ID]: { mimeTypes: [APP_MIME_TYPE] } } };
+
+export interface AppHost {
+  http: RunningHttp;
+  client: Client;
+  close(): Promise<void>;
+}
+
+/** The real server (a session factory) over HTTP and a host's MCP client of it, in the era asked for. */
+export async function startAppServer(factory: () => SuiteServer, era: 'legacy' | 'modern' = 'modern'): Promise<AppHost> {
+  const http = await serveHttp(factory, { port: 0, host: '127.0.0.1', log: new Logger('app-test') });
+  const client = new Client({ name: 'apps-host', version: '1' }, { capabilities: APPS_CAPABILITIES, versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+  return {
+    http,
+    client,
+    async close() {
+      await client.close().catch(() => undefined);
+      await http.close();
+    },
+  };
+}
+
+/** The app's end of a message channel (the shape of the app kit's `Port`). */
+export interface AppPort {
+  post(message: unknown): void;
+  listen(handler: (message: unknown) => void): () => void;
+}
+
+/**
+ * The extension's own host bridge (`AppBridge`, forwarding the app's tool calls to the real
+ * server through `client`) joined to the app kit's connection (give it `port`) by a pair of in-memory ports: the
+ * app's side of the postMessage conversation, without a browser. Messages are cloned, as
+ * postMessage would.
+ */
+export async function bridgeToApp(client: Client, theme: 'light' | 'dark' = 'dark'): Promise<{ bridge: AppBridge; port: AppPort }> {
+  const toApp: ((message: unknown) => void)[] = [];
+  const bridgeSide = {
+    onmessage: undefined as ((message: unknown) => void) | undefined,
+    onclose: undefined as (() => void) | undefined,
+    onerror: undefined as ((error: Error) => void) | undefined,
+    async start() {},
+    async send(message: unknown) {
+      const copy = structuredClone(message);
+      setImmediate(() => toApp.forEach((handler) => handler(copy)));
+    },
+    async close() {
+      bridgeSide.onclose?.();
+    },
+  };
+  const port: AppPort = {
+    post: (message) => {
+      const copy = structuredClone(message);
+      setImmediate(() => bridgeSide.onmessage?.(copy));
+    },
+    listen: (handler) => {
+      toApp.push(handler);
+      return () => toApp.splice(toApp.indexOf(handler), 1);
+    },
+  };
+  const bridge = new AppBridge(client, { name: 'test-host', version: '1' }, { serverTools: {}, serverResources: {} }, { hostContext: { theme } });
+  await bridge.connect(bridgeSide as never);
+  return { bridge, port };
+}
+
+
 
 /**
  * A small MCP Apps host in Debian's Chromium: a host page on one origin that embeds the app, as
@@ -99,9 +174,9 @@ export async function openAppInBrowser(options: { html: string; client: Client; 
   });
   await page.exposeFunction('hostCallTool', (request: { name: string; arguments?: Record<string, unknown> }) => options.client.callTool(request));
   // Two origins: the host on 127.0.0.1, the app on localhost.
-  const appUrl = `http://localhost:${appPort}/viewer.html`;
+  const appUrl = `http://localhost:${appPort}/app.html`;
   await page.goto(`http://127.0.0.1:${hostPort}/?theme=${options.theme}&app=${encodeURIComponent(appUrl)}`);
-  await page.evaluate(() => (window as unknown as { appReady: Promise<void> }).appReady);
+  await page.evaluate(() => (globalThis as unknown as { appReady: Promise<void> }).appReady);
   return {
     page,
     app: () => {
@@ -112,14 +187,14 @@ export async function openAppInBrowser(options: { html: string; client: Client; 
     showToolResult: async (args, result) => {
       await page.evaluate(
         async ({ args, result }) => {
-          const bridge = (window as unknown as { bridge: { sendToolInput(p: unknown): Promise<void>; sendToolResult(p: unknown): Promise<void> } }).bridge;
+          const bridge = (globalThis as unknown as { bridge: { sendToolInput(p: unknown): Promise<void>; sendToolResult(p: unknown): Promise<void> } }).bridge;
           await bridge.sendToolInput({ arguments: args });
           await bridge.sendToolResult(result);
         },
         { args, result },
       );
     },
-    incidents: async () => [...incidents, ...(await page.evaluate(() => (window as unknown as { messagesFromApp: string[] }).messagesFromApp))],
+    incidents: async () => [...incidents, ...(await page.evaluate(() => (globalThis as unknown as { messagesFromApp: string[] }).messagesFromApp))],
     close: async () => {
       await browser.close();
       for (const s of servers) s.close();
