@@ -40,7 +40,10 @@ export function packageRoot(moduleUrl: string): string {
 export function appResource(options: AppResourceOptions): ResourceDefinition {
   const meta = { ui: { csp: APP_CSP, prefersBorder: true } };
   let html: Promise<string> | undefined;
-  const file = path.join(packageRoot(options.from), APPS_DIR, options.file);
+  // Beside the bundled bin (dist/index.js, or an MCP Bundle's server/index.js) in apps/, else the
+  // package's dist/apps (the sources, run by tests).
+  const besideModule = path.join(path.dirname(fileURLToPath(options.from)), 'apps', options.file);
+  const file = existsSync(besideModule) ? besideModule : path.join(packageRoot(options.from), APPS_DIR, options.file);
   return {
     uri: options.uri,
     name: options.name,
