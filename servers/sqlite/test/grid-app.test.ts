@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectInProcess, waitUntil } from '@suite/test-kit';
 import { bridgeToApp, startAppServer, type AppHost } from '@suite/test-kit/apps';
 import { HostConnection } from '@suite/shared/app-kit/rpc';
-import { GridController, cellView } from '../app/grid-model.js';
+import { GridController, cellView } from '@suite/shared/app-kit/grid-model';
 import { buildServer } from '../src/server.js';
 import { HOSTILE, gridDatabase } from './grid-fixture.js';
 
@@ -23,7 +23,10 @@ describe('the result grid app against the ext-apps AppBridge and the real server
     host = await startAppServer(() => buildServer({ database }), era);
     const { bridge, port } = await bridgeToApp(host.client);
     const app = new HostConnection(port);
-    const grid = new GridController(app);
+    const grid = new GridController(app, {
+      pageTool: 'grid_read_page',
+      pageArgs: (a, offset, limit) => ({ query: a.query, offset, limit }),
+    });
     expect((await app.initialize({ name: 'grid-test', version: '1' })).theme).toBe('dark');
     const result = await host.client.callTool({ name: 'read_query', arguments: args });
     await bridge.sendToolInput({ arguments: args });

@@ -18,7 +18,7 @@ export const APP_SIZE_LIMIT = { bytes: 150 * 1024, gzipBytes: 50 * 1024 } as con
 export interface BuildAppOptions {
   /** The app's TypeScript entry (browser code). */
   entry: string;
-  /** Style sheets, inlined in order (the app kit's `base.css` first). */
+  /** Style sheets, inlined in order (the app kit's `base.css` first); those the script imports follow. */
   styles: string[];
   /** The HTML file to write. */
   outFile: string;
@@ -55,11 +55,14 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     platform: 'browser',
     target: 'es2022',
     write: false,
+    // Not written: only names the outputs (the script, and the style sheets the script imports).
+    outdir: path.join(path.dirname(options.outFile), '.app-build'),
     legalComments: 'none',
     logLevel: 'silent',
   });
-  const script = bundled.outputFiles[0]!.text.trim();
-  const css = (await Promise.all(options.styles.map((file) => readFile(file, 'utf8')))).join('\n');
+  const script = bundled.outputFiles.find((f) => f.path.endsWith('.js'))!.text.trim();
+  const imported = bundled.outputFiles.filter((f) => f.path.endsWith('.css')).map((f) => f.text);
+  const css = [...(await Promise.all(options.styles.map((file) => readFile(file, 'utf8')))), ...imported].join('\n');
   const style = (await esbuild.transform(css, { loader: 'css', minify: true })).code.trim();
   // esbuild escapes "</script" inside strings; a closing tag in either part would end it early.
   if (/<\/script/i.test(script)) throw new Error(`${options.entry}: the bundle contains "</script", which would end the inline script`);
