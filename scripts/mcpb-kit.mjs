@@ -158,6 +158,14 @@ export async function stageServer(name, stageDir, manifest) {
     await copyFile(file, target);
   }
   await chmod(path.join(stageDir, 'server', path.relative(distDir, binFile)), 0o755);
+  // The MCP Apps' HTML (dist/apps/*.html): read at run time beside the bin, so no import reaches it.
+  const appsDir = path.join(distDir, 'apps');
+  if (existsSync(appsDir)) {
+    for (const file of readdirSync(appsDir).filter((f) => f.endsWith('.html'))) {
+      await mkdir(path.join(stageDir, 'server', 'apps'), { recursive: true });
+      await copyFile(path.join(appsDir, file), path.join(stageDir, 'server', 'apps', file));
+    }
+  }
 
   // External packages (native addons and whatever the build left out), traced the same way.
   const packages = new Map();

@@ -98,3 +98,15 @@ export {
   type LineSpan,
   type WorkerPoolOptions,
 } from './search/index.js';
+export {
+  APPS_EXTENSION_ID,
+  APP_MIME_TYPE,
+  APP_CSP,
+  LEGACY_RESOURCE_URI_KEY,
+  clientSupportsApps,
+  isAppOnly,
+  toolAppMeta,
+  type ToolApp,
+  type AppVisibility,
+} from './apps/meta.js';
+export { appResource, packageRoot, APPS_DIR, type AppResourceOptions } from './apps/resource.js';

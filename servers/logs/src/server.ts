@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { LogsConfig } from './config.js';
 import { analyzeLogs } from './prompts/analyze-logs.js';
 import { debugError } from './prompts/debug-error.js';
@@ -11,6 +11,8 @@ import { readLogRange } from './tools/read-log-range.js';
 import { readNewLines } from './tools/read-new-lines.js';
 import { searchLogs } from './tools/search-logs.js';
 import { tailLogTool } from './tools/tail-log.js';
+import { viewerReadNewLines } from './tools/viewer-read-new-lines.js';
+import { VIEWER_URI, viewerResource } from './resources/viewer.js';
 import { visibleTool } from './terminal.js';
 
 export type { LogsConfig, LogsLimits } from './config.js';
@@ -27,7 +29,16 @@ read_log_range reads lines or a time range; read_new_lines follows a log like ta
 (logs://file/<path>, filtered with ?level=&since=&grep=, and logs://recent?timeframe=1h) that can be subscribed to.`;
 
 /** Every tool, built once per configuration and shared by all sessions; terminal controls in their answers shown as escapes. */
-const tools = toolList<LogsConfig>([listLogs, tailLogTool, readLogRange, searchLogs, logStats, readNewLines].map((make) => (config: LogsConfig) => visibleTool(make(config))));
+const tools = toolList<LogsConfig>(
+  [listLogs, withViewer(tailLogTool), readLogRange, withViewer(searchLogs), withViewer(logStats), readNewLines, viewerReadNewLines].map(
+    (make) => (config: LogsConfig) => visibleTool(make(config)),
+  ),
+);
+
+/** A tool whose results the log viewer app shows (hosts without apps ignore it: the text answer is the same). */
+function withViewer(make: (config: LogsConfig) => object): (config: LogsConfig) => AnyToolDefinition {
+  return (config) => ({ ...(make(config) as AnyToolDefinition), app: { resourceUri: VIEWER_URI } });
+}
 
 /**
  * Resources and prompts, likewise built once per configuration: a session holds no definitions of
@@ -40,12 +51,14 @@ function registrationsOf(config: LogsConfig): ((server: SuiteServer) => void)[] 
     const recent = recentResources(config);
     const analyze = analyzeLogs(config);
     const debug = debugError(config);
+    const viewer = viewerResource();
     built = [
       ...logFileTemplates(config).map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),
       (server) => void server.resource(recent.resource),
       (server) => void server.resourceTemplate(recent.template),
       (server) => void server.prompt(analyze),
       (server) => void server.prompt(debug),
+      (server) => void server.resource(viewer),
     ];
     registrations.set(config, built);
   }

@@ -1,11 +1,13 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { PostgresConfig } from './config.js';
 import { queryTools } from './tools/query.js';
 import { executeTools } from './tools/execute.js';
 import { schemaTools } from './tools/schema.js';
 import { explainTools } from './tools/explain.js';
 import { healthTools } from './tools/health.js';
+import { gridPageTools } from './tools/grid-page.js';
+import { GRID_URI, gridResource } from './resources/grid.js';
 import { registerTableResources } from './resources/tables.js';
 import { registerChannelResources } from './resources/channels.js';
 
@@ -28,7 +30,15 @@ Results are capped at ${limits.maxRows} rows: aggregate or add LIMIT instead of 
 }
 
 /** Every tool, built once per configuration and shared by all sessions; read-only mode leaves out execute. */
-const tools = toolList<PostgresConfig>([queryTools, schemaTools, explainTools, healthTools, executeTools]);
+const tools = toolList<PostgresConfig>([withGrid(queryTools), gridPageTools, schemaTools, explainTools, healthTools, executeTools]);
+
+/** query's results come with the result grid app (hosts without apps ignore it: the text answer is the same). */
+function withGrid(make: (config: PostgresConfig) => AnyToolDefinition[]): (config: PostgresConfig) => AnyToolDefinition[] {
+  return (config) => make(config).map((tool) => (tool.name === 'query' ? { ...tool, app: { resourceUri: GRID_URI } } : tool));
+}
+
+/** The grid's resource: one definition for every session (its HTML is read once per process). */
+const grid = gridResource();
 
 export interface ServerOptions {
   session?: SessionInfo;
@@ -50,5 +60,6 @@ export function buildServer(config: PostgresConfig, options: ServerOptions = {})
   server.tools(tools(config));
   registerTableResources(server, config);
   registerChannelResources(server, config);
+  server.resource(grid);
   return server;
 }

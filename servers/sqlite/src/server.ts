@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { SqliteConfig } from './config.js';
 import { registerDemoPrompt } from './prompts/demo.js';
 import { registerExplorePrompt } from './prompts/explore.js';
@@ -9,6 +9,8 @@ import { insightTools } from './tools/insights.js';
 import { queryTools } from './tools/query.js';
 import { schemaTools } from './tools/schema.js';
 import { writeTools } from './tools/write.js';
+import { gridPageTools } from './tools/grid-page.js';
+import { GRID_URI, gridResource } from './resources/grid.js';
 
 export type { SqliteConfig } from './config.js';
 export { SqliteDatabase, DEFAULT_LIMITS, type SqliteLimits, type SqliteOptions } from './database.js';
@@ -26,7 +28,15 @@ and LIMIT. ${mode}`;
 }
 
 /** Every tool, built once per configuration and shared by all sessions; a read-only database leaves out the writers. */
-const tools = toolList<SqliteConfig>([queryTools, schemaTools, writeTools, insightTools]);
+/** The grid's resource: one definition for every session (its HTML is read once per process). */
+const grid = gridResource();
+
+const tools = toolList<SqliteConfig>([withGrid(queryTools), gridPageTools, schemaTools, writeTools, insightTools]);
+
+/** read_query's results come with the result grid app (hosts without apps ignore it: the text answer is the same). */
+function withGrid(make: (config: SqliteConfig) => AnyToolDefinition[]): (config: SqliteConfig) => AnyToolDefinition[] {
+  return (config) => make(config).map((tool) => (tool.name === 'read_query' ? { ...tool, app: { resourceUri: GRID_URI } } : tool));
+}
 
 export interface ServerOptions {
   session?: SessionInfo;
@@ -49,6 +59,7 @@ export function buildServer(config: SqliteConfig, options: ServerOptions = {}): 
   server.tools(tools(config));
   registerSchemaResources(server, config);
   registerInsightsResource(server, config);
+  server.resource(grid);
   registerDemoPrompt(server, config);
   registerExplorePrompt(server, config);
   return server;

@@ -4,6 +4,7 @@ import { ToolError } from '../core/errors.js';
 import { CancelledError } from '../core/progress.js';
 import type { ClientFeatures, ElicitRequest, ElicitResult, SamplingRequest, SamplingResult } from './context.js';
 import type { InputLedger } from './input-requests.js';
+import { clientSupportsApps } from '../apps/meta.js';
 
 /**
  * What a handler's `ctx.client` does in each era: in 2025-11-25 it sends the client a request
@@ -31,6 +32,7 @@ export function legacyClientFeatures(sdkCtx: ServerContext, clientCaps: ClientCa
   };
   return {
     sampling: clientCaps.sampling !== undefined,
+    apps: clientSupportsApps(clientCaps),
     elicitation: clientCaps.elicitation !== undefined,
     roots: clientCaps.roots !== undefined,
     createMessage: async (request: SamplingRequest, options = {}): Promise<SamplingResult> => {
@@ -59,6 +61,7 @@ export function modernClientFeatures(caps: ClientCapabilities | undefined, ledge
     sampling: caps?.sampling !== undefined,
     elicitation: caps?.elicitation !== undefined,
     roots: caps?.roots !== undefined,
+    apps: clientSupportsApps(caps),
     createMessage: async (request: SamplingRequest): Promise<SamplingResult> => {
       if (!caps?.sampling) throw ToolError.unavailable('The client does not support sampling.');
       return samplingResultOf(ask('sampling', inputRequired.createMessage(request as never)));

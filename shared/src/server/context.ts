@@ -35,7 +35,7 @@ export interface SessionInfo {
 export type TextContent = { type: 'text'; text: string };
 export type ImageContent = { type: 'image'; data: string; mimeType: string };
 export type AudioContent = { type: 'audio'; data: string; mimeType: string };
-export type ResourceContents = { uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string };
+export type ResourceContents = ({ uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string }) & { _meta?: Record<string, unknown> };
 export type EmbeddedResourceContent = { type: 'resource'; resource: ResourceContents };
 export type ResourceLinkContent = { type: 'resource_link'; uri: string; name: string; mimeType?: string; description?: string };
 export type ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResourceContent | ResourceLinkContent;
@@ -89,6 +89,8 @@ export interface ClientFeatures {
   sampling: boolean;
   elicitation: boolean;
   roots: boolean;
+  /** The client renders MCP Apps (`io.modelcontextprotocol/ui` with `text/html;profile=mcp-app`): decided per request. */
+  apps: boolean;
   /**
    * Asks the client's model. Cancelled with the request (`ctx.signal`); `timeoutMs` (default 120 s)
    * bounds the wait for a human to approve it. Failures are ToolErrors: unavailable (no sampling),

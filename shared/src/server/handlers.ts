@@ -12,6 +12,7 @@ import { ProtocolError } from './protocol-errors.js';
 import type { Completer, PromptDefinition, ResourceContents, ResourceDefinition, ResourceListing, ResourceTemplateDefinition, TemplateVariables } from './resources.js';
 import { runTool, toJsonSchema, type ToolDefinition } from './tools.js';
 import type { TemplateMatcher } from './uri-templates.js';
+import { APP_MIME_TYPE, isAppOnly, toolAppMeta } from '../apps/meta.js';
 
 /**
  * The MCP request handlers of one SDK instance, over what a SuiteServer registered. The era decides
@@ -82,8 +83,11 @@ export function installHandlers(sdk: Server, host: HandlerHost): void {
     });
   }
 
-  sdk.setRequestHandler('tools/list', async () => ({
-    tools: host.exposedTools().map((tool) => {
+  // App-only tools exist for clients that render apps, decided per request (2026-07-28 requests
+  // carry their capabilities); a text-only client lists and calls exactly what it did before.
+  const forClient = (tool: AnyTool, sdkCtx: ServerContext): boolean => !isAppOnly(tool.app) || host.context(sdkCtx).client.apps;
+  sdk.setRequestHandler('tools/list', async (_request, sdkCtx) => ({
+    tools: host.exposedTools().filter((tool) => forClient(tool, sdkCtx)).map((tool) => {
       const inputSchema = toJsonSchema(tool.input, 'input');
       return {
         name: tool.name,
@@ -92,11 +96,13 @@ export function installHandlers(sdk: Server, host: HandlerHost): void {
         inputSchema: (host.era === 'modern' ? { $schema: JSON_SCHEMA_2020_12, ...inputSchema } : inputSchema) as { type: 'object' },
         ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
         annotations: { ...tool.annotations },
+        ...(tool.app ? { _meta: toolAppMeta(tool.app) } : {}),
       };
     }),
   }));
   sdk.setRequestHandler('tools/call', async (request, sdkCtx) => {
-    const tool = host.exposedTool(request.params.name);
+    const found = host.exposedTool(request.params.name);
+    const tool = found && forClient(found, sdkCtx) ? found : undefined;
     // A tool this session does not expose is unknown to it, exactly as if it did not exist.
     if (!tool) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
     if (host.era === 'legacy') return runTool(tool, request.params.arguments, host.context(sdkCtx));
@@ -158,13 +164,15 @@ function installResourceHandlers(sdk: Server, host: HandlerHost): void {
     const resources: ResourceListing[] = [];
     let phase = state.phase;
     let inner = state.inner;
+    const context = host.context(sdkCtx);
     if (phase === 0) {
-      for (const r of host.resources.values()) resources.push(listingOf(r));
+      // An app's UI resource is listed for clients that render apps (a text-only client's list is
+      // unchanged); reading it works for anyone, as hosts read it by the URI a tool names.
+      for (const r of host.resources.values()) if (r.mimeType !== APP_MIME_TYPE || context.client.apps) resources.push(listingOf(r));
       phase = 1;
       inner = undefined;
     }
     // Fill one page from the templates, moving to the next template when one runs out.
-    const context = host.context(sdkCtx);
     while (phase - 1 < listable.length && resources.length < (host.pageSize ?? 500)) {
       const template = listable[phase - 1]!;
       const page = await host.guardResourceCall(() => template.def.list!(inner, context));
@@ -280,5 +288,6 @@ function listingOf(r: ResourceDefinition): ResourceListing {
     ...(r.title ? { title: r.title } : {}),
     ...(r.description ? { description: r.description } : {}),
     ...(r.mimeType ? { mimeType: r.mimeType } : {}),
+    ...(r._meta ? { _meta: r._meta } : {}),
   };
 }

@@ -22,6 +22,8 @@ export interface ResourceListing {
   mimeType?: string;
   size?: number;
   annotations?: ResourceAnnotations;
+  /** Extension metadata, e.g. an MCP App's `ui` (its CSP). */
+  _meta?: Record<string, unknown>;
 }
 
 /** Completes one argument: `value` is what the user typed so far (percent-decoded for template variables). */
@@ -34,6 +36,8 @@ export interface ResourceDefinition {
   title?: string;
   description?: string;
   mimeType?: string;
+  /** Extension metadata shown in resources/list, e.g. an MCP App's `ui` (see `appResource`). */
+  _meta?: Record<string, unknown>;
   read(ctx: RequestContext): Promise<ResourceContents | ResourceContents[]>;
   /**
    * What to follow while someone is subscribed (paths, trees, a poll); omit for resources that never

@@ -5,6 +5,7 @@ import { newErrorId } from '../core/logging.js';
 import { InputNeeded } from './input-requests.js';
 import { CancelledError } from '../core/progress.js';
 import { processSecrets, type SecretScope } from '../core/secrets.js';
+import type { ToolApp } from '../apps/meta.js';
 
 /**
  * Every tool must say what it does to the world. The fields are required (not optional as in the
@@ -43,6 +44,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   /** When given, the result carries `structuredContent` validated against it. */
   output?: O;
   annotations: ToolAnnotations;
+  /**
+   * An MCP App shown with the tool's results (`_meta.ui` in tools/list, sent to every client: those
+   * without apps ignore it). With `visibility: ['app']` the tool is for the app only: it is still
+   * gated like any other (toolsets, read-only mode, limits), and is unknown to clients without apps.
+   */
+  app?: ToolApp;
   // Method syntax on purpose: a list of tools with different schemas is then a list of AnyTool.
   handler(args: z.output<I>, ctx: RequestContext): Promise<ToolReply<O extends z.ZodObject ? z.output<O> : undefined>>;
 }

@@ -1,0 +1,82 @@
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openAppInBrowser, startAppServer, type AppBrowser, type AppHost } from '@suite/test-kit/apps';
+import { buildServer } from '../src/server.js';
+import { HOSTILE, gridDatabase } from './grid-fixture.js';
+
+// Screenshots go to docs/ (for the README) with SUITE_UPDATE_SCREENSHOTS=1, otherwise to a temporary directory.
+const SHOTS = process.env.SUITE_UPDATE_SCREENSHOTS === '1' ? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs') : path.join(os.tmpdir(), 'suite-postgres-screenshots');
+
+type Rows = { columns: { name: string; type: string }[]; rows: unknown[][] };
+
+describe('the result grid in Chromium (PostgreSQL): a sandboxed frame on a second origin, the default CSP, the real server', () => {
+  let fx: Awaited<ReturnType<typeof gridDatabase>> | undefined;
+  let host: AppHost | undefined;
+  let browser: AppBrowser | undefined;
+  afterEach(async () => {
+    await browser?.close();
+    await host?.close();
+    await fx?.close();
+    browser = host = fx = undefined;
+  });
+
+  async function open(n: number, maxRows: number, sql: string, theme: 'light' | 'dark'): Promise<{ result: Rows; app: ReturnType<AppBrowser['app']> }> {
+    fx = await gridDatabase(n, maxRows);
+    const config = fx.config;
+    host = await startAppServer(() => buildServer(config));
+    const html = ((await host.client.readResource({ uri: 'ui://postgres/grid.html' })).contents[0] as { text: string }).text;
+    browser = await openAppInBrowser({ html, client: host.client, theme });
+    const args = { sql };
+    const result = await host.client.callTool({ name: 'query', arguments: args });
+    await browser.showToolResult(args, result);
+    const app = browser.app();
+    await app.waitForSelector('body[data-rendered=true]');
+    return { result: result.structuredContent as Rows, app };
+  }
+
+  for (const theme of ['light', 'dark'] as const) {
+    it(`${theme}: rows equal the query's, typed cells shown as what they are; hostile cells are text and run nothing`, async () => {
+      const sql = 'SELECT id, total, big, paid, tags, meta, photo, at, note FROM orders WHERE id % 7 = 0 OR id % 11 = 0 OR id % 13 = 0 OR id % 50 = 0 OR id > 200 ORDER BY id';
+      const { result, app } = await open(200, 1000, sql, theme);
+      expect(await app.$$eval('thead th', (ths) => ths.map((th) => th.textContent))).toEqual(result.columns.map((c) => c.name));
+      const shown = await app.$$eval('tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => [td.className, td.textContent ?? ''] as const)));
+      expect(shown).toHaveLength(result.rows.length);
+      expect(shown.map((row) => Number(row[0]![1]))).toEqual(result.rows.map((r) => r[0]));
+      shown.forEach((row, r) =>
+        row.forEach(([kind, text], c) => {
+          const value = result.rows[r]![c];
+          if (value === null) expect([kind, text]).toEqual(['null', 'NULL']);
+          else if (result.columns[c]!.type === 'bytea') expect(kind).toBe('blob');
+          else if (typeof value === 'object') expect([kind, text]).toEqual(['json', JSON.stringify(value)]);
+          else if (typeof value === 'boolean') expect([kind, text]).toEqual(['bool', String(value)]);
+          else if (kind !== 'long') expect(text).toBe(String(value));
+        }),
+      );
+      const text = await app.$eval('tbody', (e) => e.textContent);
+      for (const payload of HOSTILE) expect(text).toContain(payload);
+      expect(await app.evaluate(() => ({ img: document.querySelectorAll('img').length, svg: document.querySelectorAll('svg').length, script: document.querySelectorAll('script').length }))).toEqual({ img: 0, svg: 0, script: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await browser!.incidents()).toEqual([]);
+      mkdirSync(SHOTS, { recursive: true });
+      await browser!.page.screenshot({ path: path.join(SHOTS, `grid-${theme}.png`) });
+    });
+  }
+
+  it('loads more rows through grid_read_page, and shows a 10,000-row result in under 300 ms', async () => {
+    const { result, app } = await open(10_000, 10_000, 'SELECT id, total, paid, at FROM orders ORDER BY id', 'light');
+    expect(result.rows).toHaveLength(10_000);
+    expect(await app.$$eval('tbody tr', (trs) => trs.length)).toBe(10_000);
+    const ms = Number(await app.$eval('body', (e) => e.getAttribute('data-first-render-ms')));
+    const all = Number(await app.$eval('body', (e) => e.getAttribute('data-all-rendered-ms')));
+    console.log(`postgres result grid: 10,000 rows, first rows shown in ${ms.toFixed(1)} ms, all rows in the DOM in ${all.toFixed(1)} ms`);
+    expect(ms).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(300);
+    expect(await app.isVisible('text=Load more rows')).toBe(true);
+    await app.click('text=Load more rows');
+    await app.waitForFunction(() => document.querySelectorAll('tbody tr').length === 10_000 + 3);
+    expect(await app.$$eval('tbody tr:nth-last-child(-n+3) td:first-child', (tds) => tds.map((td) => Number(td.textContent)))).toEqual([10_001, 10_002, 10_003]);
+  });
+});

@@ -1,0 +1,105 @@
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openAppInBrowser, startAppServer, type AppBrowser, type AppHost } from '@suite/test-kit/apps';
+import { buildServer } from '../src/server.js';
+import { HOSTILE, gridDatabase } from './grid-fixture.js';
+
+// Screenshots go to docs/ (for the README) with SUITE_UPDATE_SCREENSHOTS=1, otherwise to a temporary directory.
+const SHOTS = process.env.SUITE_UPDATE_SCREENSHOTS === '1' ? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs') : path.join(os.tmpdir(), 'suite-sqlite-screenshots');
+
+type Rows = { columns: string[]; rows: unknown[][] };
+
+describe('the result grid in Chromium: a sandboxed frame on a second origin, the default CSP, the real server', () => {
+  let db: Awaited<ReturnType<typeof gridDatabase>> | undefined;
+  let host: AppHost | undefined;
+  let browser: AppBrowser | undefined;
+  afterEach(async () => {
+    await browser?.close();
+    await host?.close();
+    await db?.close();
+    browser = host = db = undefined;
+  });
+
+  async function open(n: number, args: Record<string, unknown>, theme: 'light' | 'dark'): Promise<{ result: Rows; app: ReturnType<AppBrowser['app']> }> {
+    db = await gridDatabase(n);
+    const database = db.database;
+    host = await startAppServer(() => buildServer({ database }));
+    const html = ((await host.client.readResource({ uri: 'ui://sqlite/grid.html' })).contents[0] as { text: string }).text;
+    browser = await openAppInBrowser({ html, client: host.client, theme });
+    const result = await host.client.callTool({ name: 'read_query', arguments: args });
+    await browser.showToolResult(args, result);
+    const app = browser.app();
+    await app.waitForSelector('body[data-rendered=true]');
+    return { result: result.structuredContent as Rows, app };
+  }
+
+  const cells = (app: ReturnType<AppBrowser['app']>): Promise<string[][]> => app.$$eval('tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => `${td.className}:${td.textContent}`)));
+
+  for (const theme of ['light', 'dark'] as const) {
+    it(`${theme}: rows equal the query's, each cell shown as what it is; hostile cells are text and run nothing`, async () => {
+      const query = `SELECT o.id, c.name AS customer, o.total, o.big, o.note, o.meta, o.photo FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.id % 7 = 0 OR o.id % 11 = 0 OR o.id % 13 = 0 OR o.id % 50 = 0 OR o.id > 200 ORDER BY o.id`;
+      const { result, app } = await open(200, { query, maxRows: 100 }, theme);
+      expect(await app.$$eval('thead th', (ths) => ths.map((th) => th.textContent))).toEqual(result.columns);
+      const shown = await cells(app);
+      expect(shown).toHaveLength(result.rows.length);
+      // Each cell: the value, or how it reads (NULL, a BLOB's size, long text cut).
+      shown.forEach((row, r) =>
+        row.forEach((cell, c) => {
+          const value = result.rows[r]![c] as string | number | null | { $blob: string };
+          const [kind, text] = [cell.slice(0, cell.indexOf(':')), cell.slice(cell.indexOf(':') + 1)];
+          if (value === null) expect([kind, text]).toEqual(['null', 'NULL']);
+          else if (typeof value === 'object') expect(kind).toBe('blob');
+          else if (typeof value === 'number') expect([kind, text]).toEqual(['number', String(value)]);
+          else if (kind === 'long' || (kind === 'json' && text.endsWith('…'))) expect(value.startsWith(text.slice(0, -1).split('\n')[0]!)).toBe(true);
+          else expect(text).toBe(value);
+        }),
+      );
+      expect(new Set(shown.flat().map((c) => c.slice(0, c.indexOf(':'))))).toEqual(new Set(['number', 'text', 'null', 'blob', 'json', 'long']));
+      const text = await app.$eval('tbody', (e) => e.textContent);
+      for (const payload of HOSTILE.slice(0, 3)) expect(text).toContain(payload);
+      expect(await app.evaluate(() => ({ img: document.querySelectorAll('img').length, svg: document.querySelectorAll('svg').length, iframe: document.querySelectorAll('iframe').length, script: document.querySelectorAll('script').length }))).toEqual({ img: 0, svg: 0, iframe: 0, script: 1 });
+      expect(await app.$eval('tbody tr:last-child td:nth-child(5)', (e) => [e.className, e.textContent])).toEqual(['json', HOSTILE[3]]);
+      // Long text opens in place, whole, by click or Enter.
+      const long = result.rows.find((row) => typeof row[4] === 'string' && row[4].length > 120)![4];
+      await app.click('td.long >> nth=0');
+      expect(await app.$eval('td.long.open', (e) => e.textContent)).toBe(long);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await browser!.incidents()).toEqual([]);
+      mkdirSync(SHOTS, { recursive: true });
+      await browser!.page.screenshot({ path: path.join(SHOTS, `grid-${theme}.png`) });
+    });
+  }
+
+  it('sorts by a column, resizes one from the keyboard, and loads more rows through grid_read_page', async () => {
+    const { app } = await open(1200, { query: 'SELECT id, total, note FROM orders ORDER BY id' }, 'light');
+    expect(await app.$$eval('tbody tr', (trs) => trs.length)).toBe(500);
+    await app.click('text=Load more rows');
+    await app.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1000 && document.body.dataset.rendered === 'true');
+    const all = ((await host!.client.callTool({ name: 'read_query', arguments: { query: 'SELECT id, total, note FROM orders ORDER BY id', maxRows: 1000 } })).structuredContent as Rows).rows;
+    expect(await app.$$eval('tbody tr td:first-child', (tds) => tds.map((td) => Number(td.textContent)))).toEqual(all.map((r) => r[0]));
+    await app.click('thead th >> nth=1 >> button');
+    await app.click('thead th >> nth=1 >> button');
+    await app.waitForSelector('body[data-rendered=true]');
+    expect(await app.$eval('thead th >> nth=1', (th) => th.getAttribute('aria-sort'))).toBe('descending');
+    const totals = await app.$$eval('tbody tr td:nth-child(2)', (tds) => tds.map((td) => Number(td.textContent)));
+    expect(totals).toEqual([...totals].sort((a, b) => b - a));
+    const before = await app.$eval('thead th >> nth=2', (th) => th.getBoundingClientRect().width);
+    await app.focus('thead th >> nth=2 >> .resize');
+    await browser!.page.keyboard.press('ArrowRight');
+    expect(await app.$eval('thead th >> nth=2', (th) => th.getBoundingClientRect().width)).toBeGreaterThan(before + 10);
+  });
+
+  it('shows a 10,000-row result in under 300 ms (its first rows; the rest follow a frame apart)', async () => {
+    const { result, app } = await open(10_000, { query: 'SELECT id, customer_id, total, big FROM orders WHERE id <= 10000 ORDER BY id', maxRows: 10_000 }, 'light');
+    expect(result.rows).toHaveLength(10_000);
+    expect(await app.$$eval('tbody tr', (trs) => trs.length)).toBe(10_000);
+    const ms = Number(await app.$eval('body', (e) => e.getAttribute('data-first-render-ms')));
+    const all = Number(await app.$eval('body', (e) => e.getAttribute('data-all-rendered-ms')));
+    console.log(`result grid: 10,000 rows, first rows shown in ${ms.toFixed(1)} ms, all rows in the DOM in ${all.toFixed(1)} ms`);
+    expect(ms).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(300);
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * MCP Apps in tests (`@suite/test-kit/apps`): the real server behind a host's MCP client that
+ * renders apps, the extension's own AppBridge joined to the app kit's connection in the process,
+ * and a small host in Debian's Chromium for the browser tests.
+ */
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { AppBridge } from '@modelcontextprotocol/ext-apps/app-bridge';
+import { APP_MIME_TYPE, APPS_EXTENSION_ID, Logger, serveHttp, type RunningHttp, type SuiteServer } from '@suite/shared';
+
+/** A client that renders apps, as a host such as Claude or VS Code declares itself. */
+export const APPS_CAPABILITIES = { extensions: { [APPS_EXTENSION_ID]: { mimeTypes: [APP_MIME_TYPE] } } };
+
+export interface AppHost {
+  http: RunningHttp;
+  client: Client;
+  close(): Promise<void>;
+}
+
+/** The real server (a session factory) over HTTP and a host's MCP client of it, in the era asked for. */
+export async function startAppServer(factory: () => SuiteServer, era: 'legacy' | 'modern' = 'modern'): Promise<AppHost> {
+  const http = await serveHttp(factory, { port: 0, host: '127.0.0.1', log: new Logger('app-test') });
+  const client = new Client({ name: 'apps-host', version: '1' }, { capabilities: APPS_CAPABILITIES, versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+  return {
+    http,
+    client,
+    async close() {
+      await client.close().catch(() => undefined);
+      await http.close();
+    },
+  };
+}
+
+/** The app's end of a message channel (the shape of the app kit's `Port`). */
+export interface AppPort {
+  post(message: unknown): void;
+  listen(handler: (message: unknown) => void): () => void;
+}
+
+/**
+ * The extension's own host bridge (`AppBridge`, forwarding the app's tool calls to the real
+ * server through `client`) joined to the app kit's connection (give it `port`) by a pair of in-memory ports: the
+ * app's side of the postMessage conversation, without a browser. Messages are cloned, as
+ * postMessage would.
+ */
+export async function bridgeToApp(client: Client, theme: 'light' | 'dark' = 'dark'): Promise<{ bridge: AppBridge; port: AppPort }> {
+  const toApp: ((message: unknown) => void)[] = [];
+  const bridgeSide = {
+    onmessage: undefined as ((message: unknown) => void) | undefined,
+    onclose: undefined as (() => void) | undefined,
+    onerror: undefined as ((error: Error) => void) | undefined,
+    async start() {},
+    async send(message: unknown) {
+      const copy = structuredClone(message);
+      setImmediate(() => toApp.forEach((handler) => handler(copy)));
+    },
+    async close() {
+      bridgeSide.onclose?.();
+    },
+  };
+  const port: AppPort = {
+    post: (message) => {
+      const copy = structuredClone(message);
+      setImmediate(() => bridgeSide.onmessage?.(copy));
+    },
+    listen: (handler) => {
+      toApp.push(handler);
+      return () => toApp.splice(toApp.indexOf(handler), 1);
+    },
+  };
+  const bridge = new AppBridge(client, { name: 'test-host', version: '1' }, { serverTools: {}, serverResources: {} }, { hostContext: { theme } });
+  await bridge.connect(bridgeSide as never);
+  return { bridge, port };
+}
+
+
+
+/**
+ * A small MCP Apps host in Debian's Chromium: a host page on one origin that embeds the app, as
+ * the real server's resources/read gave it, in a sandboxed frame (`allow-scripts` only) served
+ * from a second origin with the extension's default CSP as a response header. The host page runs
+ * the extension's own AppBridge; the app's tool calls go to the real server through `client`.
+ */
+
+/** The MCP Apps specification's default CSP for a resource that declares no domains. */
+export const DEFAULT_APP_CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' data:; connect-src 'none'";
+
+/** Where Debian's chromium package puts the browser (`apt-get install chromium`). */
+export const CHROMIUM = process.env.SUITE_CHROMIUM ?? '/usr/bin/chromium';
+
+const HOST_SCRIPT = `
+import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
+const params = new URLSearchParams(location.search);
+const frame = document.createElement('iframe');
+frame.setAttribute('sandbox', 'allow-scripts');
+frame.style.cssText = 'width:100%;height:100%;border:0';
+document.body.append(frame);
+const bridge = new AppBridge(null, { name: 'suite-test-host', version: '1' }, { serverTools: {} }, { hostContext: { theme: params.get('theme') } });
+bridge.oncalltool = (request) => window.hostCallTool(request);
+bridge.onsizechange = () => {};
+window.bridge = bridge;
+window.appReady = new Promise((resolve) => (bridge.oninitialized = resolve));
+window.messagesFromApp = [];
+window.addEventListener('message', (event) => { if (typeof event.data === 'string') window.messagesFromApp.push(event.data); });
+await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+frame.src = params.get('app');
+`;
+
+export interface AppBrowser {
+  page: Page;
+  /** The app's frame (second origin). */
+  app(): Frame;
+  /** What the host tells the app after a tool call: its arguments, then its result. */
+  showToolResult(args: Record<string, unknown>, result: unknown): Promise<void>;
+  /** Alerts, dialogs and messages the app posted as plain strings: a hostile payload that ran would show here. */
+  incidents(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+let hostBundle: Promise<string> | undefined;
+
+export async function openAppInBrowser(options: { html: string; client: Client; theme: 'light' | 'dark'; width?: number; height?: number }): Promise<AppBrowser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is not at ${CHROMIUM}: install Debian's package (apt-get install -y chromium) or set SUITE_CHROMIUM to the browser's executable.`);
+  }
+  hostBundle ??= build({
+    stdin: { contents: HOST_SCRIPT, resolveDir: path.dirname(fileURLToPath(import.meta.url)), loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  }).then((out) => out.outputFiles[0]!.text);
+  const script = await hostBundle;
+  const servers: Server[] = [];
+  const serve = async (handler: Parameters<typeof createServer>[1]): Promise<number> => {
+    const server = createServer(handler);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
+  };
+  const appPort = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': DEFAULT_APP_CSP });
+    res.end(options.html);
+  });
+  const hostPort = await serve((req, res) => {
+    if (req.url?.startsWith('/host.js')) {
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      res.end(script);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<!doctype html><html><body style="margin:0;height:100vh"><script type="module" src="/host.js"></script></body></html>');
+  });
+  let browser: Browser;
+  try {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  } catch (error) {
+    for (const s of servers) s.close();
+    throw new Error(`Chromium at ${CHROMIUM} did not start: ${(error as Error).message}`);
+  }
+  const page = await browser.newPage({ viewport: { width: options.width ?? 900, height: options.height ?? 560 }, colorScheme: options.theme });
+  const incidents: string[] = [];
+  page.on('dialog', (dialog) => {
+    incidents.push(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  await page.exposeFunction('hostCallTool', (request: { name: string; arguments?: Record<string, unknown> }) => options.client.callTool(request));
+  // Two origins: the host on 127.0.0.1, the app on localhost.
+  const appUrl = `http://localhost:${appPort}/app.html`;
+  await page.goto(`http://127.0.0.1:${hostPort}/?theme=${options.theme}&app=${encodeURIComponent(appUrl)}`);
+  await page.evaluate(() => (globalThis as unknown as { appReady: Promise<void> }).appReady);
+  return {
+    page,
+    app: () => {
+      const frame = page.frames().find((f) => f.url() === appUrl);
+      if (!frame) throw new Error('the app frame is not there');
+      return frame;
+    },
+    showToolResult: async (args, result) => {
+      await page.evaluate(
+        async ({ args, result }) => {
+          const bridge = (globalThis as unknown as { bridge: { sendToolInput(p: unknown): Promise<void>; sendToolResult(p: unknown): Promise<void> } }).bridge;
+          await bridge.sendToolInput({ arguments: args });
+          await bridge.sendToolResult(result);
+        },
+        { args, result },
+      );
+    },
+    incidents: async () => [...incidents, ...(await page.evaluate(() => (globalThis as unknown as { messagesFromApp: string[] }).messagesFromApp))],
+    close: async () => {
+      await browser.close();
+      for (const s of servers) s.close();
+    },
+  };
+}
