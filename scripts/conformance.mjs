@@ -8,13 +8,13 @@
 //
 // The suite's CLI needs Node 22 or later (it imports fs.globSync); run this script with one, or set
 // SUITE_CONFORMANCE_NODE to one. The servers run on the Node that runs this script.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packedServers } from './packed-servers.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,6 +29,15 @@ if (!conformanceNode) {
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'suite-conformance-'));
 const kit = packedServers({ fixtures: path.join(work, 'fixtures'), installDir: path.join(root, 'servers', 'sqlite') });
+// The SQLite fixture through the server's own choice of better-sqlite3 line (13 on Node 22.14 and
+// later, which is the only one a CI leg installed without scripts has built).
+kit.servers.sqlite.fixture = async (i) => {
+  const file = path.join(work, 'fixtures', `sqlite-${i}.db`);
+  const addon = pathToFileURL(path.join(root, 'servers', 'sqlite', 'dist', 'sqlite-addon.js')).href;
+  const script = `import Database from ${JSON.stringify(addon)}; const db = new Database(process.argv[1]); db.exec("CREATE TABLE fruit (name TEXT NOT NULL); INSERT INTO fruit VALUES ('apple'), ('banana');"); db.close();`;
+  execFileSync(process.execPath, ['--input-type=module', '-e', script, file], { stdio: 'pipe' });
+  return file;
+};
 const writeBaselines = process.argv.includes('--write-baselines');
 const wanted = process.argv.slice(2).filter((a) => a !== '--write-baselines');
 const names = wanted.length > 0 ? wanted : Object.keys(kit.servers);

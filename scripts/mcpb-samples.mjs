@@ -53,7 +53,8 @@ export async function sampleConfig(name) {
     switch (name) {
       case 'filesystem': {
         await writeFile(path.join(tmp, 'hello.txt'), 'hello from the bundle check\n');
-        return { userConfig: { directories: [tmp] }, probe: (c) => expectCall(c, 'read_text_file', { path: path.join(tmp, 'hello.txt') }, 'hello from the bundle check'), cleanup: done };
+        // A content search: it runs in the search workers, files of their own in the bundle.
+        return { userConfig: { directories: [tmp] }, probe: (c) => expectCall(c, 'search_content', { path: tmp, pattern: 'bundle check', literal: true }, 'hello.txt:1:hello from the bundle check'), cleanup: done };
       }
       case 'sqlite': {
         // A zero-byte file is a valid empty SQLite database.

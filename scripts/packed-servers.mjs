@@ -40,6 +40,9 @@ export function packedServers({ fixtures, installDir }) {
       realCall: async (client, dir) => {
         const text = toolText(await client.callTool({ name: 'read_text_file', arguments: { path: path.join(dir, 'hello.txt') } }), 'read_text_file');
         assert(text.includes(TEXT), `read_text_file gave ${JSON.stringify(text.slice(0, 200))}`);
+        // A content search runs in the search workers, a file of their own that the bin starts by path.
+        const found = toolText(await client.callTool({ name: 'search_content', arguments: { path: dir, pattern: TEXT, literal: true } }), 'search_content');
+        assert(found.includes('hello.txt:1:'), `search_content gave ${JSON.stringify(found.slice(0, 300))}`);
       },
       probe: async (client) => toolText(await client.callTool({ name: 'list_allowed_directories', arguments: {} }), 'list_allowed_directories'),
       badArgs: [['/nonexistent/suite-smoke-dir']],

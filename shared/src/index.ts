@@ -10,6 +10,7 @@ export {
   type ServerCliSpec,
   type WritePosture,
 } from './cli/cli.js';
+export { RequestStateSeal, configureRequestState } from './server/input-requests.js';
 export { SuiteServer, type SuiteServerOptions, type ListKind } from './server/server.js';
 export type {
   AuthInfo,
@@ -47,7 +48,7 @@ export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type Ro
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './files/paths.js';
 export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './files/file-version.js';
 export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './files/write-locks.js';
-export { isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './files/temp-files.js';
+export { HOST_TAG, isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './files/temp-files.js';
 export {
   ChangeHub,
   fileSignature,
@@ -84,6 +85,19 @@ export {
 } from './process/process.js';
 export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transports/serve.js';
 export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './transports/stdio.js';
+export {
+  ByteFinder,
+  requiredLiteral,
+  lineFinder,
+  nextLineWith,
+  lineText,
+  countNewlines,
+  scanBuffer,
+  simdNewlineCount,
+  WorkerPool,
+  type LineSpan,
+  type WorkerPoolOptions,
+} from './search/index.js';
 export {
   APPS_EXTENSION_ID,
   APP_MIME_TYPE,

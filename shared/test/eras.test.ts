@@ -8,7 +8,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontext
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as StreamableV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ChangeHub, Logger, SuiteServer, serveHttp, type RunningHttp } from '../src/index.js';
+import { ChangeHub, Logger, RequestStateSeal, SuiteServer, serveHttp, type RunningHttp } from '../src/index.js';
 import { probeServer } from './fixtures/probe-server.js';
 
 const MODERN = '2026-07-28';
@@ -26,6 +26,16 @@ function erasServer(dir: string, changes: ChangeHub): SuiteServer {
       const first = await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: `${question} (1)` } }], maxTokens: 10 });
       const second = await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: `${question} (2)` } }], maxTokens: 10 });
       return `${first.text} + ${second.text}`;
+    },
+  });
+  server.tool({
+    name: 'confirm',
+    description: 'Asks the user to confirm.',
+    input: z.object({}),
+    annotations: { title: 'Confirm', ...readOnly },
+    handler: async (_args, ctx) => {
+      const answer = await ctx.client.elicit({ message: 'Go ahead?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } });
+      return `${answer.action} ${JSON.stringify(answer.content ?? {})}`;
     },
   });
   const file = path.join(dir, 'watched.txt');
@@ -195,5 +205,68 @@ describe('both protocol eras from one factory', () => {
     await legacy.connect(new StdioClientTransport({ command: process.execPath, args: [bin], stderr: 'ignore' }));
     expect(legacy.getProtocolEra()).toBe('legacy');
     expect((await legacy.callTool({ name: 'ping', arguments: {} })).content).toEqual([{ type: 'text', text: 'pong' }]);
+  });
+
+  it('asks for elicitation through input_required', async () => {
+    const url = await start();
+    const client = modernClient({ elicitation: {} });
+    clients.push(client);
+    client.setRequestHandler('elicitation/create', async (request) => {
+      expect(request.params.message).toBe('Go ahead?');
+      return { action: 'accept', content: { ok: true } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(url));
+    const result = await client.callTool({ name: 'confirm', arguments: {} });
+    expect(result.content).toEqual([{ type: 'text', text: 'accept {"ok":true}' }]);
+  });
+
+  it('refuses an expired requestState, and one replayed into a call with other arguments', async () => {
+    hub = new ChangeHub();
+    const seal = new RequestStateSeal('a key of at least thirty-two bytes, for the test', 1);
+    http = await serveHttp(
+      () => {
+        const server = new SuiteServer({ name: '@suite/server-seal', version: '0', requestState: seal });
+        server.tool({
+          name: 'ask',
+          description: 'Samples once.',
+          input: z.object({ q: z.string() }),
+          annotations: { title: 'Ask', ...readOnly },
+          handler: async ({ q }, ctx) => (await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: q } }], maxTokens: 5 })).text,
+        });
+        return server;
+      },
+      { port: 0, host: '127.0.0.1', log: new Logger('eras') },
+    );
+    const call = async (args: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> => {
+      const response = await fetch(http!.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'ask' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'ask',
+            arguments: args,
+            ...extra,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+              'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+            },
+          },
+        }),
+      });
+      return response.text();
+    };
+    const first = JSON.parse(await call({ q: 'x' })) as { result: { resultType: string; requestState: string } };
+    expect(first.result.resultType).toBe('input_required');
+    const answers = { inputResponses: { sampling: { role: 'assistant', model: 'm', content: { type: 'text', text: 'answer' } } } };
+    // In time and for the same call: the answer is used.
+    expect(await call({ q: 'x' }, { requestState: first.result.requestState, ...answers })).toContain('"text":"answer"');
+    // The same state with other arguments: refused.
+    expect(await call({ q: 'other' }, { requestState: first.result.requestState, ...answers })).toMatch(/belongs to another request/);
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await call({ q: 'x' }, { requestState: first.result.requestState, ...answers })).toMatch(/Invalid or expired requestState/);
   });
 });

@@ -87,6 +87,17 @@ export function erasSuite(target: ConformanceTarget): void {
         expect(after.templates).toEqual(before.templates);
         expect(after.cheap).toEqual(before.cheap);
         expect((await survey(auto, prepared)).tools).toEqual(before.tools);
+        // Resources: the same listing, and the first one reads the same.
+        if (legacy.getServerCapabilities()?.resources) {
+          const listedBefore = (await legacy.listResources()).resources.map((r) => r.uri);
+          const listedAfter = (await modern.listResources()).resources.map((r) => r.uri);
+          expect(listedAfter).toEqual(listedBefore);
+          if (listedBefore.length > 0) {
+            const readBefore = await legacy.readResource({ uri: listedBefore[0]! });
+            const readAfter = await modern.readResource({ uri: listedBefore[0]! });
+            expect(readAfter.contents).toEqual(readBefore.contents);
+          }
+        }
         const modernTools = (await modern.listTools()).tools;
         for (const tool of modernTools) expect(tool.inputSchema, tool.name).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' });
         for (const tool of (await legacy.listTools()).tools) expect(tool.inputSchema.$schema, tool.name).toBeUndefined();

@@ -1,172 +1,247 @@
-import { read, readSync } from 'node:fs';
-import { CancelledError, ToolError, type PathGuard, type TimeBudget } from '@suite/shared';
-import { openVerifiedSync, type VerifiedFile } from './verified-open.js';
+import { availableParallelism } from 'node:os';
+import type { Worker } from 'node:worker_threads';
+import { CancelledError, WorkerPool, type TimeBudget } from '@suite/shared';
+import type { ContentQuery, FileSearchOutcome } from './file-search.js';
+import { decodeOutcomes, type FromSearchWorker, type ToSearchWorker } from './search-protocol.js';
 
 /**
- * Searches one file for a pattern, line by line, reading it in chunks so memory stays bounded
- * whatever the file's size. Chunks without a match (the common case) are not split into lines.
+ * search_content's workers, seen from the main thread: files go out in batches to worker threads
+ * (worker/search-worker.ts) that open, read and search them synchronously, one per core, while
+ * the main thread walks the tree; each batch's outcomes come back as a promise, which the caller
+ * takes in walk order. The workers belong to the process (a shared pool: concurrent calls share
+ * them, never more than one per core, at most 4) and are kept 30 s after their last use,
+ * unreferenced, so a model's second search pays no thread start.
  */
 
-const CHUNK_BYTES = 256 * 1024;
-/** A single line longer than this is searched only in its first part. */
-const MAX_LINE_BYTES = 1024 * 1024;
-/** Lines returned to the client are cut to this many characters around the match. */
-export const MAX_SHOWN_LINE = 400;
-
-export interface LineMatch {
-  line: number;
-  text: string;
-  before?: string[];
-  after?: string[];
+/** The worker script sits next to this module's output (dist/worker/, the bundled bin included). */
+function workerUrl(): URL {
+  // Under vitest this module runs from its TypeScript source, which a worker thread cannot load;
+  // the tests' global setup builds dist first, and the worker comes from there.
+  if (import.meta.url.endsWith('.ts')) return new URL('../dist/worker/search-worker.js', import.meta.url);
+  return new URL('./worker/search-worker.js', import.meta.url);
 }
 
-export interface FileSearchOptions {
-  /** Tests one line (no newline). Must be stateless (no `g`/`y` flag). */
-  lineTest: RegExp;
-  /** Quick test of a whole chunk of text; false means no line in it can match. */
-  chunkTest: (text: string) => boolean;
-  contextLines: number;
-  /** Files larger than this are not searched. */
-  maxFileBytes: number;
-  /** Stop after this many matches in this file. */
-  maxMatches: number;
-  /** The call's time budget and cancellation, checked once per chunk. */
-  budget: TimeBudget;
+/**
+ * A worker's heap: one file's chunk and one batch's matches, at most maxResults + 1 of them (a
+ * batch stops there), each with up to 41 lines of 400 characters: what the main thread held for
+ * one file before the search moved to workers.
+ */
+const WORKER_HEAP_MB = 512;
+/** Workers of the process: one per core, at most 4 (reading files scales no further here). */
+const MAX_WORKERS = Math.max(1, Math.min(4, availableParallelism()));
+/** Batches a call may have waiting per worker: enough to keep it busy between the main thread's turns. */
+const QUEUE_PER_WORKER = 3;
+/** How long a stopped worker is given to answer before it is terminated (a regular expression stuck on one line). */
+const STOP_GRACE_MS = 1000;
+
+let pool: WorkerPool | undefined;
+
+/** The process's search workers (created on first use). */
+export function searchWorkers(): WorkerPool {
+  pool ??= new WorkerPool({
+    url: workerUrl(),
+    shared: true,
+    max: MAX_WORKERS,
+    idleMs: 30_000,
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 },
+  });
+  return pool;
 }
 
-export type FileSearchOutcome = { kind: 'searched'; matches: LineMatch[] } | { kind: 'binary' } | { kind: 'too-large' } | { kind: 'unreadable' };
+let jobs = 0;
 
-/** Cuts a long line to MAX_SHOWN_LINE characters, keeping the match in view. */
-export function clipLine(text: string, test: RegExp): string {
-  if (text.length <= MAX_SHOWN_LINE) return text;
-  const m = test.exec(text);
-  const at = m ? m.index : 0;
-  const start = Math.max(0, Math.min(at - 80, text.length - MAX_SHOWN_LINE));
-  return `${start > 0 ? '…' : ''}${text.slice(start, start + MAX_SHOWN_LINE)}${start + MAX_SHOWN_LINE < text.length ? '…' : ''}`;
+interface Route {
+  message(message: FromSearchWorker): void;
+  fail(error: unknown): void;
 }
 
-function readAt(fd: number, buffer: Buffer, length: number, position: number): Promise<number> {
-  return new Promise((resolve, reject) => read(fd, buffer, 0, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))));
-}
+/** The calls a worker serves, by job: one listener per worker passes each answer to its call. */
+const routes = new WeakMap<Worker, Map<number, Route>>();
+/** When each worker last answered anything: a worker that answers is not stuck, however long its queue. */
+const lastAnswer = new WeakMap<Worker, number>();
 
-export async function searchFile(guard: PathGuard, file: string, options: FileSearchOptions): Promise<FileSearchOutcome> {
-  let opened: VerifiedFile;
-  try {
-    opened = openVerifiedSync(guard, file, file);
-  } catch {
-    return { kind: 'unreadable' };
+/** Sends a job's answers from a worker to `to`; returns what stops it. */
+function route(worker: Worker, job: number, to: Route): () => void {
+  let jobsOf = routes.get(worker);
+  if (!jobsOf) {
+    const all = new Map<number, Route>();
+    jobsOf = all;
+    routes.set(worker, all);
+    const failAll = (error: unknown): void => {
+      for (const r of [...all.values()]) r.fail(error);
+    };
+    worker.on('message', (message: FromSearchWorker) => {
+      lastAnswer.set(worker, Date.now());
+      all.get(message.job)?.message(message);
+    });
+    worker.on('error', failAll).on('exit', () => failAll(new Error('the search worker exited unexpectedly')));
   }
-  try {
-    if (!opened.stat.isFile()) return { kind: 'unreadable' };
-    if (opened.stat.size > options.maxFileBytes) return { kind: 'too-large' };
-    return await searchOpenFile(opened.fd, opened.stat.size, options);
-  } catch (error) {
-    // The budget running out or a cancellation stops the search; other failures only skip this file.
-    if (error instanceof ToolError || error instanceof CancelledError) throw error;
-    return { kind: 'unreadable' };
-  } finally {
-    opened.close();
-  }
+  jobsOf.set(job, to);
+  return () => void jobsOf.delete(job);
 }
 
-/** Files up to this size are read with one synchronous read: microseconds, cheaper than a thread-pool round trip. */
-const SYNC_READ_BYTES = 64 * 1024;
+interface Pending {
+  resolve(outcomes: FileSearchOutcome[]): void;
+  reject(error: unknown): void;
+}
 
-async function searchOpenFile(fd: number, size: number, options: FileSearchOptions): Promise<FileSearchOutcome> {
-  const { lineTest, chunkTest, contextLines, maxMatches, budget } = options;
-  const small = size < SYNC_READ_BYTES;
-  // One byte more than the size, so a file that is exactly one chunk still sees its end in one read.
-  const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size + 1));
-  const matches: LineMatch[] = [];
-  const recent: string[] = [];
-  let pendingAfter: LineMatch[] = [];
-  let afterLeft = 0;
-  let lineNo = 1;
-  let carry: Buffer | undefined;
-  let position = 0;
+interface Lane {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  failed: boolean;
+  /** Called once nothing is outstanding. */
+  whenIdle: (() => void)[];
+  /** Removes this call's listeners from the worker. */
+  detach(): void;
+}
 
-  const consume = (text: string): boolean => {
-    const lines = text.split('\n');
-    for (const raw of lines) {
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (lineTest.test(line)) {
-        if (matches.length >= maxMatches) return false;
-        const match: LineMatch = { line: lineNo, text: clipLine(line, lineTest) };
-        if (contextLines > 0) {
-          match.before = recent.slice(-contextLines).map((l) => clipLine(l, lineTest));
-          match.after = [];
-          pendingAfter.push(match);
-          afterLeft = contextLines;
+/** One search_content call's use of the workers. Close it in a `finally`. */
+export class SearchRun {
+  private readonly job = ++jobs;
+  private readonly stopFlag = new Int32Array(new SharedArrayBuffer(4));
+  private readonly lanes: Lane[] = [];
+  private nextBatch = 0;
+  private readonly settled = new WeakSet<Promise<FileSearchOutcome[]>>();
+  private readonly interrupt: Promise<never>;
+  private readonly cleanup: () => void;
+
+  constructor(
+    private readonly query: ContentQuery,
+    private readonly roots: readonly string[],
+    budget: TimeBudget,
+  ) {
+    // Rejects at a cancellation or once the time is up, whatever the workers are doing.
+    let timer: NodeJS.Timeout | undefined;
+    let fire: (() => void) | undefined;
+    this.interrupt = new Promise<never>((_, reject) => {
+      fire = (): void => {
+        this.stop();
+        try {
+          budget.check();
+          reject(new CancelledError());
+        } catch (error) {
+          reject(error);
         }
-        matches.push(match);
-      } else if (afterLeft > 0) {
-        const shown = clipLine(line, lineTest);
-        for (const m of pendingAfter) m.after?.push(shown);
-        afterLeft--;
-        if (afterLeft === 0) pendingAfter = [];
-      }
-      if (contextLines > 0) {
-        recent.push(line);
-        if (recent.length > contextLines) recent.shift();
-      }
-      lineNo++;
-    }
-    return true;
-  };
-
-  /** Advances line numbers (and the context window) over text that cannot match. */
-  const skip = (buf: Buffer, text: () => string): void => {
-    if (contextLines > 0) {
-      const lines = text().split('\n');
-      lineNo += lines.length;
-      for (const l of lines.slice(-contextLines)) {
-        recent.push(l.endsWith('\r') ? l.slice(0, -1) : l);
-        if (recent.length > contextLines) recent.shift();
-      }
-      return;
-    }
-    let count = 1;
-    for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) count++;
-    lineNo += count;
-  };
-
-  for (;;) {
-    budget.check();
-    const bytesRead = small ? readSync(fd, chunk, 0, chunk.length, position) : await readAt(fd, chunk, chunk.length, position);
-    // Every chunk, not only the first: text followed by gigabytes of zeros (a sparse file) is binary at its first zero chunk.
-    if (chunk.subarray(0, bytesRead).includes(0)) return { kind: 'binary' };
-    const eof = bytesRead === 0;
-    position += bytesRead;
-    let data = carry ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-    carry = undefined;
-    let body: Buffer;
-    if (eof) {
-      body = data;
-    } else {
-      const lastNl = data.lastIndexOf(0x0a);
-      if (lastNl === -1) {
-        // One line longer than a chunk: keep gathering it, up to a bound.
-        if (data.length < MAX_LINE_BYTES) {
-          carry = Buffer.from(data);
-          continue;
-        }
-        body = data;
-        data = Buffer.alloc(0);
-      } else {
-        body = data.subarray(0, lastNl);
-        carry = Buffer.from(data.subarray(lastNl + 1));
-      }
-    }
-    if (body.length > 0) {
-      let decoded: string | undefined;
-      const text = (): string => (decoded ??= body.toString('utf8'));
-      if (afterLeft > 0 || chunkTest(text())) {
-        if (!consume(text())) break;
-      } else {
-        skip(body, text);
-      }
-    }
-    if (eof) break;
+      };
+      budget.signal.addEventListener('abort', fire, { once: true });
+      timer = setTimeout(fire, Math.max(0, budget.deadline - Date.now()) + 1);
+    });
+    this.interrupt.catch(() => undefined);
+    this.cleanup = () => {
+      clearTimeout(timer);
+      if (fire) budget.signal.removeEventListener('abort', fire);
+    };
   }
-  return { kind: 'searched', matches };
+
+  /** Whether another batch can go out without waiting for one to come back. */
+  get canTakeMore(): boolean {
+    let queued = 0;
+    for (const lane of this.lanes) queued += lane.pending.size;
+    return queued < MAX_WORKERS * QUEUE_PER_WORKER;
+  }
+
+  /** Searches files (absolute real paths) in a worker; each file stops after `maxMatches` matches. */
+  submit(files: string[], maxMatches: number): Promise<FileSearchOutcome[]> {
+    const lane = this.laneFor();
+    const batch = this.nextBatch++;
+    const promise = new Promise<FileSearchOutcome[]>((resolve, reject) => lane.pending.set(batch, { resolve, reject }));
+    const settle = (): void => void this.settled.add(promise);
+    promise.then(settle, settle);
+    this.send(lane, { type: 'files', job: this.job, batch, files, maxMatches });
+    return promise;
+  }
+
+  /** Whether a batch's outcomes are in (taking them then does not wait). */
+  done(batch: Promise<FileSearchOutcome[]>): boolean {
+    return this.settled.has(batch);
+  }
+
+  /** `promise`, unless the call is cancelled or runs out of time first (then the error that says so). */
+  wait<T>(promise: Promise<T>): Promise<T> {
+    return Promise.race([promise, this.interrupt]);
+  }
+
+  /** Tells the workers to stop this call's files at their next chunk. */
+  stop(): void {
+    Atomics.store(this.stopFlag, 0, 1);
+  }
+
+  /**
+   * Gives the workers back, without making the call wait: at once when nothing is outstanding,
+   * else once they answer (they are told to stop), or terminated if they do not within a moment.
+   */
+  close(): void {
+    this.cleanup();
+    if (this.lanes.some((lane) => lane.pending.size > 0)) this.stop();
+    for (const lane of this.lanes.splice(0)) {
+      const giveBack = (): void => {
+        lane.detach();
+        if (!lane.failed) this.send(lane, { type: 'end', job: this.job });
+        searchWorkers().release(lane.worker, !lane.failed);
+      };
+      if (lane.pending.size === 0 || lane.failed) {
+        giveBack();
+        continue;
+      }
+      // A worker shared with other calls may take a while to reach this call's tasks (they then
+      // end at once: the stop flag is set); only one that answers nothing for a while is stuck.
+      let timer: NodeJS.Timeout;
+      const check = (): void => {
+        if (Date.now() - (lastAnswer.get(lane.worker) ?? 0) < STOP_GRACE_MS) {
+          timer = setTimeout(check, STOP_GRACE_MS);
+          timer.unref();
+          return;
+        }
+        lane.failed = true;
+        giveBack();
+      };
+      timer = setTimeout(check, STOP_GRACE_MS);
+      timer.unref();
+      lane.whenIdle.push(() => {
+        clearTimeout(timer);
+        giveBack();
+      });
+    }
+  }
+
+  /** The least busy of this call's workers; another one joins while every one has work waiting. */
+  private laneFor(): Lane {
+    let best: Lane | undefined;
+    for (const lane of this.lanes) if (!lane.failed && (!best || lane.pending.size < best.pending.size)) best = lane;
+    if (best && (best.pending.size === 0 || this.lanes.length >= MAX_WORKERS)) return best;
+    const worker = searchWorkers().lease();
+    const same = this.lanes.find((lane) => lane.worker === worker);
+    if (same) {
+      // Every worker of the process is busy and this call already holds the one it was lent.
+      searchWorkers().release(worker);
+      return best ?? same;
+    }
+    const lane: Lane = { worker, pending: new Map(), failed: false, whenIdle: [], detach: () => undefined };
+    const idle = (): void => {
+      if (lane.pending.size === 0) for (const f of lane.whenIdle.splice(0)) f();
+    };
+    const fail = (error: unknown): void => {
+      lane.failed = true;
+      for (const p of lane.pending.values()) p.reject(error);
+      lane.pending.clear();
+      idle();
+    };
+    lane.detach = route(worker, this.job, {
+      message: (message) => {
+        if (message.type === 'failed') return fail(new Error(`search worker: ${message.message}`));
+        const p = lane.pending.get(message.batch);
+        lane.pending.delete(message.batch);
+        p?.resolve(decodeOutcomes(message.outcomes));
+        idle();
+      },
+      fail,
+    });
+    this.lanes.push(lane);
+    this.send(lane, { type: 'job', job: this.job, query: this.query, roots: [...this.roots], stop: this.stopFlag.buffer as SharedArrayBuffer });
+    return lane;
+  }
+
+  private send(lane: Lane, message: ToSearchWorker): void {
+    lane.worker.postMessage(message);
+  }
 }

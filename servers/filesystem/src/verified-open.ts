@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, read, readSync, readlinkSync, type Stats } from 'node:fs';
+import { closeSync, read, readSync, type Stats } from 'node:fs';
 import { ToolError, type PathGuard } from '@suite/shared';
+import { OutsideError, openCheckedSync, type CheckedFile } from './open-checked.js';
 
 /**
  * A synchronous twin of `PathGuard.open` for the hot paths (small reads, content search over
@@ -16,30 +17,15 @@ export interface VerifiedFile {
 }
 
 export function openVerifiedSync(guard: PathGuard, real: string, userPath: string): VerifiedFile {
-  let fd: number;
+  let file: CheckedFile;
   try {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer.
-    fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    file = openCheckedSync(real, (actual) => guard.contains(actual));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw outside(userPath);
+    if (error instanceof OutsideError) throw outside(userPath);
     throw error;
   }
-  try {
-    if (process.platform === 'linux') {
-      let actual: string | undefined;
-      try {
-        actual = readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        // No /proc (a restricted container): the O_NOFOLLOW open is the remaining guard, as in PathGuard.
-      }
-      if (actual !== undefined && !guard.contains(actual)) throw outside(userPath);
-    }
-    const stat = fstatSync(fd);
-    return { fd, stat, close: () => closeSync(fd) };
-  } catch (error) {
-    closeSync(fd);
-    throw error;
-  }
+  const { fd, stat } = file;
+  return { fd, stat, close: () => closeSync(fd) };
 }
 
 function outside(userPath: string): ToolError {

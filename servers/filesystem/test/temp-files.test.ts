@@ -1,15 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, watch } from 'node:fs';
 import { mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HOST_TAG } from '@suite/shared';
 import { makeTempDir, spawnServer, waitUntil, type SpawnedSession } from '@suite/test-kit';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
-const HOST = createHash('sha256').update(os.hostname()).digest('hex').slice(0, 8);
+/** The host tag the suite's temporary names carry (host name and boot). */
+const HOST = HOST_TAG;
 
 /** A temporary name owned by this (live) test process, as the shared layer names them. */
 function liveTemp(kind: 'tmp' | 'deleting' = 'tmp'): string {

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '@suite/test-kit';
-import { connectModernStdio, erasSuite } from '@suite/test-kit/eras';
+import { connectModernStdio, erasSuite, untilListenUpdate } from '@suite/test-kit/eras';
 import { target } from './conformance-target.js';
-import { BIN, git, makeRepo, writeFiles } from './helpers.js';
+import { BIN, commit, git, makeRepo, writeFiles } from './helpers.js';
 
 erasSuite(target);
 
@@ -53,5 +53,15 @@ describe('git-prompts in the 2026-07-28 era (the built bin over stdio)', () => {
     closers.push(() => client.close());
     const result = await client.callTool({ name: 'draft_commit_message', arguments: {} });
     expect(result.structuredContent).toMatchObject({ source: 'prompt', prompt: expect.stringMatching(/^Write a git commit message for the staged changes in app\./) });
+  });
+
+  it('a listen stream on the log hears a commit land (the refs change)', async () => {
+    const live = makeRepo(path.join(base, `live-${Date.now()}`), { 'x.txt': 'x\n' });
+    const client = await connectModernStdio(BIN, [live]);
+    closers.push(() => client.close());
+    const uri = `git://${path.basename(live)}/log`;
+    const subscription = await client.listen({ resourceSubscriptions: [uri] });
+    await untilListenUpdate(client, uri, (i) => void commit(live, { 'x.txt': `x ${i}\n` }, `change ${i}`));
+    await subscription.close();
   });
 });

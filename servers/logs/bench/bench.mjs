@@ -9,13 +9,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { connectStdio, formatBytes, median, printTable } from '../../../scripts/bench-kit.mjs';
+import { connectStdio, ensureRipgrep, formatBytes, childrenCpuMs, loadAverage, median, previousBin, printSearchTable, processCpuMs, printTable, timeProcess } from '../../../scripts/bench-kit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const OURS = path.resolve(here, '..', 'dist', 'index.js');
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
+/** `--only search`: only the searches against ripgrep and the previous release. */
+/** Runs of each search (medians): more than the other measures take, the figures the target is judged on. */
+const SEARCH_RUNS = QUICK ? 3 : 9;
+const ONLY_SEARCH = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'search';
+const ROOT = path.resolve(here, '..', '..', '..');
 const TARGET_BYTES = QUICK ? 256 * 1024 * 1024 : 1024 * 1024 * 1024;
 const RUNS = QUICK ? 3 : 5;
 const RARE = 'ZX81-RARE-TOKEN';
@@ -127,8 +132,75 @@ for (const tool of ['grep', 'tail']) {
   }
 }
 
+/**
+ * search_logs against ripgrep (`rg -c`, one file: ripgrep reads it through mmap on one thread),
+ * GNU grep and the previous release's server, each run timing every contender in turn; the counts
+ * must agree.
+ */
+async function searchComparison(file, rare, client, pid) {
+  const rg = ensureRipgrep(log);
+  const previous = previousBin('logs', ROOT);
+  const prev = previous ? await connectStdio(process.execPath, [previous.bin, path.dirname(file)], { env: { SUITE_LOG_LEVEL: 'emergency' } }) : undefined;
+  const cases = [
+    { name: `a rare literal (${RARE}, ${rare} lines)`, args: { pattern: RARE, literal: true }, rg: ['-c', '-F', RARE], grep: ['-c', '-F', RARE] },
+    { name: 'a rare regular expression (`ZX\\d+-RARE-TOKEN`)', args: { pattern: 'ZX\\d+-RARE-TOKEN' }, rg: ['-c', 'ZX\\d+-RARE-TOKEN'], grep: ['-cE', 'ZX[0-9]+-RARE-TOKEN'] },
+  ];
+  const rows = [];
+  try {
+    for (const c of cases) {
+      const call = async (target) => {
+        const out = await target.callTool({ name: 'search_logs', arguments: { ...c.args, paths: [file], maxResults: 1000 } }, undefined, { timeout: 600_000 });
+        if (out.isError) throw new Error(`search_logs failed: ${out.content?.[0]?.text}`);
+        return out;
+      };
+      const times = { ours: [], rg: [], grep: [], previous: [], oursCpu: [], rgCpu: [] };
+      for (let run = -1; run < SEARCH_RUNS; run++) {
+        let started = performance.now();
+        const cpu = processCpuMs(pid);
+        const out = await call(client);
+        if (run >= 0) times.ours.push(performance.now() - started);
+        if (run >= 0) times.oursCpu.push(processCpuMs(pid) - cpu);
+        if (out.structuredContent.matches.length !== rare) throw new Error(`search_logs found ${out.structuredContent.matches.length} lines, not ${rare}`);
+        if (rg) {
+          const rgCpu = childrenCpuMs();
+          const t = timeProcess('rg', [...c.rg, file]);
+          if (run >= 0) times.rg.push(t.ms);
+          if (run >= 0) times.rgCpu.push(childrenCpuMs() - rgCpu);
+          if (Number(t.stdout.trim()) !== rare) throw new Error(`rg counted ${t.stdout.trim()}, not ${rare}`);
+        }
+        const g = timeProcess('grep', [...c.grep, file]);
+        if (run >= 0) times.grep.push(g.ms);
+        if (prev) {
+          started = performance.now();
+          await call(prev.client);
+          if (run >= 0) times.previous.push(performance.now() - started);
+        }
+      }
+      const row = { name: c.name, ours: median(times.ours), grep: median(times.grep), ...(prev ? { previous: median(times.previous) } : {}) };
+      if (rg) {
+        row.rg = median(times.rg);
+        // The children's CPU time is counted in clock ticks (10 ms): the mean over the runs is the finer figure.
+        row.rgCpu = times.rgCpu.reduce((a, b) => a + b, 0) / times.rgCpu.length;
+        row.oursCpu = median(times.oursCpu);
+      }
+      log(`  ${c.name}: ours ${row.ours.toFixed(1)} ms, ripgrep ${row.rg?.toFixed(1) ?? 'n/a'} ms, grep ${row.grep.toFixed(1)} ms, previous ${row.previous?.toFixed(1) ?? 'n/a'} ms`);
+      rows.push(row);
+    }
+  } finally {
+    await prev?.close();
+  }
+  return { rows, previous };
+}
+
+function printSearchComparison(search, loadBefore) {
+  printSearchTable(`search_logs against ripgrep (\`rg -c\`) on the ${formatBytes(TARGET_BYTES)} log (medians of ${SEARCH_RUNS}; CPU: every thread of the server, ripgrep's mean; load average ${loadBefore} before, ${loadAverage()} after)`, search.rows, {
+    extra: [...(search.previous ? [{ key: 'previous', label: search.previous.label }] : []), { key: 'grep', label: 'grep -c' }],
+  });
+}
+
 const dir = await mkdtemp(path.join(tmpRoot, 'suite-logs-bench-'));
 let server;
+const loadBefore = loadAverage();
 try {
   const big = path.join(dir, 'big.log');
   const small = path.join(dir, 'small.log');
@@ -139,48 +211,55 @@ try {
 
   const notifications = [];
   server = await connectStdio(process.execPath, [OURS, dir]);
-  server.client.fallbackNotificationHandler = async (n) => {
-    if (n.method === 'notifications/resources/updated') notifications.push(n);
-  };
-  const rows = [];
+  if (ONLY_SEARCH) {
+    printSearchComparison(await searchComparison(big, rare, server.client, server.pid), loadBefore);
+    process.exitCode = 0;
+  } else {
+    server.client.fallbackNotificationHandler = async (n) => {
+      if (n.method === 'notifications/resources/updated') notifications.push(n);
+    };
+    const rows = [];
 
-  const tailSmall = await timeTool(server.client, 'tail_log', { path: small, lines: 100 }, 20, 3);
-  const tailBig = await timeTool(server.client, 'tail_log', { path: big, lines: 100 }, 20, 3);
-  const gnuTail = median(Array.from({ length: 20 }, () => timeCommand('tail', ['-n', '100', big]).ms));
-  if (tailBig.last.structuredContent.lines.length !== 100) throw new Error('tail_log returned the wrong number of lines');
-  rows.push({ name: `tail 100 lines of a ${formatBytes(smallBytes)} log`, ours: tailSmall.ms, theirs: gnuTail, unit: 'ms', note: '' });
-  rows.push({ name: `tail 100 lines of the ${formatBytes(TARGET_BYTES)} log`, ours: tailBig.ms, theirs: gnuTail, unit: 'ms' });
+    const tailSmall = await timeTool(server.client, 'tail_log', { path: small, lines: 100 }, 20, 3);
+    const tailBig = await timeTool(server.client, 'tail_log', { path: big, lines: 100 }, 20, 3);
+    const gnuTail = median(Array.from({ length: 20 }, () => timeCommand('tail', ['-n', '100', big]).ms));
+    if (tailBig.last.structuredContent.lines.length !== 100) throw new Error('tail_log returned the wrong number of lines');
+    rows.push({ name: `tail 100 lines of a ${formatBytes(smallBytes)} log`, ours: tailSmall.ms, theirs: gnuTail, unit: 'ms', note: '' });
+    rows.push({ name: `tail 100 lines of the ${formatBytes(TARGET_BYTES)} log`, ours: tailBig.ms, theirs: gnuTail, unit: 'ms' });
 
-  const before = await peakRss(server.pid);
-  const search = await timeTool(server.client, 'search_logs', { pattern: RARE, literal: true, paths: [big], maxResults: 1000 }, RUNS);
-  const grepRare = median(Array.from({ length: RUNS }, () => timeCommand('grep', ['-c', RARE, big]).ms));
-  const grepCount = Number(timeCommand('grep', ['-c', RARE, big]).stdout.trim());
-  const found = search.last.structuredContent.matches.length;
-  if (found !== grepCount || found !== rare) throw new Error(`search_logs found ${found}, grep ${grepCount}, generated ${rare}`);
-  rows.push({ name: `search_logs, rare literal (${found} hits)`, ours: search.ms, theirs: grepRare, unit: 'ms' });
+    const before = await peakRss(server.pid);
+    const search = await timeTool(server.client, 'search_logs', { pattern: RARE, literal: true, paths: [big], maxResults: 1000 }, RUNS);
+    const grepRare = median(Array.from({ length: RUNS }, () => timeCommand('grep', ['-c', RARE, big]).ms));
+    const grepCount = Number(timeCommand('grep', ['-c', RARE, big]).stdout.trim());
+    const found = search.last.structuredContent.matches.length;
+    if (found !== grepCount || found !== rare) throw new Error(`search_logs found ${found}, grep ${grepCount}, generated ${rare}`);
+    rows.push({ name: `search_logs, rare literal (${found} hits)`, ours: search.ms, theirs: grepRare, unit: 'ms' });
 
-  const regex = await timeTool(server.client, 'search_logs', { pattern: 'ZX\\d+-RARE-TOKEN', paths: [big], maxResults: 1000 }, RUNS);
-  const grepRegex = median(Array.from({ length: RUNS }, () => timeCommand('grep', ['-cE', 'ZX[0-9]+-RARE-TOKEN', big]).ms));
-  if (regex.last.structuredContent.matches.length !== rare) throw new Error('search_logs (regex) found the wrong number of lines');
-  rows.push({ name: 'search_logs, rare regular expression', ours: regex.ms, theirs: grepRegex, unit: 'ms' });
-  const afterSearch = await peakRss(server.pid);
+    const regex = await timeTool(server.client, 'search_logs', { pattern: 'ZX\\d+-RARE-TOKEN', paths: [big], maxResults: 1000 }, RUNS);
+    const grepRegex = median(Array.from({ length: RUNS }, () => timeCommand('grep', ['-cE', 'ZX[0-9]+-RARE-TOKEN', big]).ms));
+    if (regex.last.structuredContent.matches.length !== rare) throw new Error('search_logs (regex) found the wrong number of lines');
+    rows.push({ name: 'search_logs, rare regular expression', ours: regex.ms, theirs: grepRegex, unit: 'ms' });
+    const afterSearch = await peakRss(server.pid);
 
-  const stats = await timeTool(server.client, 'log_stats', { paths: [big], timeBudgetSeconds: 300 }, QUICK ? 1 : 3, 0);
-  const grepErrors = median(Array.from({ length: QUICK ? 1 : 3 }, () => timeCommand('grep', ['-c', ' ERROR ', big]).ms));
-  if (!stats.last.structuredContent.complete) throw new Error('log_stats did not finish within its budget');
-  rows.push({ name: `log_stats over the whole file (${stats.last.structuredContent.entries} entries)`, ours: stats.ms, theirs: grepErrors, unit: 'ms', note: 'grep -c " ERROR " as a floor' });
-  const afterStats = await peakRss(server.pid);
+    const stats = await timeTool(server.client, 'log_stats', { paths: [big], timeBudgetSeconds: 300 }, QUICK ? 1 : 3, 0);
+    const grepErrors = median(Array.from({ length: QUICK ? 1 : 3 }, () => timeCommand('grep', ['-c', ' ERROR ', big]).ms));
+    if (!stats.last.structuredContent.complete) throw new Error('log_stats did not finish within its budget');
+    rows.push({ name: `log_stats over the whole file (${stats.last.structuredContent.entries} entries)`, ours: stats.ms, theirs: grepErrors, unit: 'ms', note: 'grep -c " ERROR " as a floor' });
+    const afterStats = await peakRss(server.pid);
 
-  const uri = `logs://file${big}`;
-  const latency = await notificationLatency(server.client, notifications, uri, big, QUICK ? 5 : 10);
-  const follow = await tailFollowLatency(big, QUICK ? 5 : 10);
-  rows.push({ name: 'append to notifications/resources/updated', ours: latency, theirs: follow, unit: 'ms', note: 'tail -F shows the line' });
+    const uri = `logs://file${big}`;
+    const latency = await notificationLatency(server.client, notifications, uri, big, QUICK ? 5 : 10);
+    const follow = await tailFollowLatency(big, QUICK ? 5 : 10);
+    rows.push({ name: 'append to notifications/resources/updated', ours: latency, theirs: follow, unit: 'ms', note: 'tail -F shows the line' });
 
-  printTable(`logs: ${formatBytes(TARGET_BYTES)} log, medians (ours over stdio; GNU tools as processes)`, ['@suite/server-logs', 'GNU grep / tail'], rows);
-  printTable('logs: server memory', ['@suite/server-logs', 'before the searches'], [
-    { name: 'peak RSS after the searches (VmHWM)', ours: afterSearch.peak, theirs: before.peak, unit: 'bytes', note: '' },
-    { name: 'peak RSS after log_stats (VmHWM)', ours: afterStats.peak, theirs: before.peak, unit: 'bytes', note: '' },
-  ]);
+    printTable(`logs: ${formatBytes(TARGET_BYTES)} log, medians (ours over stdio; GNU tools as processes)`, ['@suite/server-logs', 'GNU grep / tail'], rows);
+    printTable('logs: server memory', ['@suite/server-logs', 'before the searches'], [
+      { name: 'peak RSS after the searches (VmHWM)', ours: afterSearch.peak, theirs: before.peak, unit: 'bytes', note: '' },
+      { name: 'peak RSS after log_stats (VmHWM)', ours: afterStats.peak, theirs: before.peak, unit: 'bytes', note: '' },
+    ]);
+    log('searches against ripgrep…');
+    printSearchComparison(await searchComparison(big, rare, server.client, server.pid), loadBefore);
+  }
 } finally {
   await server?.close().catch(() => undefined);
   await rm(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { isAscii } from 'node:buffer';
 import { read, readSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { scanBuffer } from '@suite/shared/search';
 
 /**
  * Forward reading in chunks of whole lines, from a plain file or through a gzip stream, with
@@ -49,17 +50,20 @@ function readAsync(fd: number, buffer: Buffer, offset: number, length: number, p
  * read continues after it. `sync` reads block the thread: right in the worker, which has nothing
  * else to do, and far cheaper there than a round trip through the thread pool per chunk.
  */
-export function plainSource(fd: number, options: { start?: number; end?: number; chunkBytes?: number; sync?: boolean } = {}): RawSource {
+export function plainSource(fd: number, options: { start?: number; end?: number; chunkBytes?: number; sync?: boolean; alignReads?: boolean } = {}): RawSource {
   const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
   const end = options.end ?? Infinity;
   let position = options.start ?? 0;
   let consumed = 0;
   async function* lineChunks(): AsyncGenerator<LineChunk> {
-    const buffer = Buffer.allocUnsafe(chunkBytes + MAX_LINE_BYTES);
+    // In the worker (sync reads, one scan at a time) the thread's scan buffer: newlines are counted where the bytes are read.
+    const buffer = options.sync ? scanBuffer(chunkBytes + MAX_LINE_BYTES).subarray(0, chunkBytes + MAX_LINE_BYTES) : Buffer.allocUnsafe(chunkBytes + MAX_LINE_BYTES);
     let carry = 0;
     let offset = position;
     for (;;) {
-      const length = Math.min(chunkBytes, end - position, buffer.length - carry);
+      // alignReads: every read ends at a multiple of chunkBytes, as the reads of a scan from the
+      // start do, so a part of a file that starts at one of its chunk cuts is cut where that scan cuts it.
+      const length = Math.min(options.alignReads ? chunkBytes - (position % chunkBytes) : chunkBytes, end - position, buffer.length - carry);
       const n = length <= 0 ? 0 : options.sync ? readSync(fd, buffer, carry, length, position) : await readAsync(fd, buffer, carry, length, position);
       position += n;
       consumed += n;
@@ -182,12 +186,8 @@ export function utf8Boundary(buf: Buffer, end: number): number {
   return i > 0 ? i : end;
 }
 
-/** Newlines in buf[start, end): indexOf runs at memchr speed, far faster than a loop over bytes. */
-export function countNewlines(buf: Buffer, start = 0, end = buf.length): number {
-  let count = 0;
-  for (let i = buf.indexOf(NEWLINE, start); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) count++;
-  return count;
-}
+/** Newlines in buf[start, end): shared's SIMD count (no copy for a buffer from `scanBuffer`). */
+export { countNewlines } from '@suite/shared/search';
 
 /** A chunk's text; pure ASCII (most logs) decodes as Latin-1, three times faster than UTF-8 and the same text. */
 export function decodeChunk(bytes: Buffer): string {

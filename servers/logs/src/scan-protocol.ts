@@ -86,6 +86,24 @@ export interface ScanFileMessage {
   display: string;
   compressed: boolean;
   spec: FormatSpec;
+  /** Matches still wanted (a search): the main thread's count, which matches found by other workers lower. */
+  remaining?: number;
+  /** Only a part of a large plain file, searched beside the other parts by other workers. */
+  part?: FilePart;
+}
+
+/**
+ * A part of a file, from a chunk cut of a scan from its start (so its chunks are that scan's) to
+ * the next part. Line numbers count from the part's start; the main thread adds the lines before.
+ */
+export interface FilePart {
+  start: number;
+  end: number;
+  /** More of the file follows the part. */
+  more: boolean;
+  /** What a scan from the start knows where the part starts. */
+  prevHead?: string;
+  prevTail: string[];
 }
 
 export type ToWorker = { type: 'start'; job: ScanJob } | ScanFileMessage | { type: 'end' };

@@ -1,10 +1,12 @@
 import { constants } from 'node:fs';
 import { lstat, type FileHandle } from 'node:fs/promises';
-import { Worker } from 'node:worker_threads';
-import { CancelledError, ToolError, type PathGuard, type RequestContext } from '@suite/shared';
+import { availableParallelism } from 'node:os';
+import type { Worker } from 'node:worker_threads';
+import { CancelledError, ToolError, WorkerPool, type PathGuard, type RequestContext } from '@suite/shared';
 import { hardLinkRefusal } from './access.js';
 import type { FormatSpec } from './formats/parsers.js';
-import { GONE, type FileOutcome, type FromWorker, type ScanJob, type SearchMatch, type StatsResult, type ToWorker } from './scan-protocol.js';
+import { planParts } from './parts.js';
+import { GONE, type FileOutcome, type FilePart, type FromWorker, type ScanJob, type SearchMatch, type StatsResult, type ToWorker } from './scan-protocol.js';
 
 /**
  * Runs a search or a statistics pass in a worker thread and gives the request what it needs
@@ -57,6 +59,14 @@ export interface ScanReport {
 
 /** How long a worker that finished a job waits for the next before it is stopped. */
 const IDLE_WORKER_MS = 30_000;
+/** Parts a large plain log is cut into, each searched by a worker of its own: one per core, at most 4. */
+const PARTS = Math.max(1, Math.min(4, availableParallelism()));
+
+/** Logs searched in parts so far in this process (tests see the cut made with it). */
+let parted = 0;
+export function logsSearchedInParts(): number {
+  return parted;
+}
 
 /** Scans currently running in this process (tests use it to see a cancelled scan stop). */
 let running = 0;
@@ -64,57 +74,46 @@ export function runningScans(): number {
   return running;
 }
 
-let idle: { worker: Worker; timer: NodeJS.Timeout; onExit: () => void } | undefined;
+let pool: WorkerPool | undefined;
 
-function takeWorker(): Worker {
-  if (idle) {
-    const { worker, timer, onExit } = idle;
-    idle = undefined;
-    clearTimeout(timer);
-    worker.off('exit', onExit);
-    worker.ref();
-    return worker;
-  }
-  return new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
+/** Scan workers: one per scan (or per part of a log), the idle ones kept for the next scan. */
+function scanWorkers(): WorkerPool {
+  pool ??= new WorkerPool({ url: workerUrl(), max: PARTS, idleMs: IDLE_WORKER_MS, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
+  return pool;
 }
 
-/**
- * Keeps a worker that ended its job normally for the next one (its job's listeners already
- * removed: only ours, since Node's own listeners on a Worker keep its port working); a second idle
- * worker is not needed.
- */
-function releaseWorker(worker: Worker): void {
-  if (idle) {
-    void worker.terminate();
-    return;
-  }
-  worker.unref();
-  // A worker that dies while idle (out of memory, a crash) is simply forgotten.
-  const onExit = (): void => {
-    if (idle?.worker === worker) {
-      clearTimeout(idle.timer);
-      idle = undefined;
-    }
-  };
-  worker.once('exit', onExit);
-  const timer = setTimeout(() => {
-    if (idle?.worker === worker) idle = undefined;
-    void worker.terminate();
-  }, IDLE_WORKER_MS);
-  timer.unref();
-  idle = { worker, timer, onExit };
+/** A worker searching one part (after the first) of a log, its answers kept until the parts before it are done. */
+interface Helper {
+  worker: Worker;
+  part: FilePart;
+  matches: SearchMatch[];
+  bytes: number;
+  outcome?: FileOutcome;
+  stopped?: 'max-results' | 'time-budget';
+  /** Resolves once the part is done. */
+  done: Promise<void>;
+  reusable: boolean;
+  /** Removes the scan's listeners from the worker. */
+  detach(): void;
 }
 
 export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guard: PathGuard, ctx: Pick<RequestContext, 'signal' | 'progress'>, describe: (report: ScanReport) => string): Promise<ScanReport> {
   if (ctx.signal.aborted) throw new CancelledError();
   const totalBytes = targets.reduce((n, t) => n + t.size, 0);
   const report: ScanReport = { matches: [], files: [], killed: false, bytesScanned: 0, filesNotReached: 0 };
-  const worker = takeWorker();
+  const workers = scanWorkers();
+  const worker = workers.lease();
   running++;
   let next = 0;
   let open: FileHandle | undefined;
   let settled = false;
   let bytesDone = 0;
+  /** Bytes read by the workers of earlier parts, and by those searching parts of the current file. */
+  let helperBytesDone = 0;
+  let helpers: Helper[] = [];
+  const helperBytes = (): number => helperBytesDone + helpers.reduce((n, h) => n + h.bytes, 0);
+  /** Matches still wanted (the worker's own count does not see other workers' matches). */
+  const remaining = (): number | undefined => (job.kind === 'search' ? Math.max(0, job.query.maxResults - report.matches.length) : undefined);
 
   return new Promise<ScanReport>((resolve, reject) => {
     /** `reusable`: the worker answered 'done' and may take another job. */
@@ -122,10 +121,19 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
       clearTimeout(hardStop);
       ctx.signal.removeEventListener('abort', onAbort);
       worker.off('message', onMessage).off('error', onError).off('exit', onExit);
-      if (reusable) releaseWorker(worker);
-      else await worker.terminate().catch(() => undefined);
+      workers.release(worker, reusable);
+      dropHelpers();
       await open?.close().catch(() => undefined);
       open = undefined;
+    };
+    /** Lets the helpers go: those that finished their part back to the pool, the others terminated. */
+    const dropHelpers = (): void => {
+      for (const h of helpers) {
+        h.detach();
+        workers.release(h.worker, h.reusable);
+        helperBytesDone += h.bytes;
+      }
+      helpers = [];
     };
     const finish = (error?: unknown, reusable = false): void => {
       if (settled) return;
@@ -162,10 +170,99 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
           continue;
         }
         if (settled) return;
-        send({ type: 'file', index, fd: open.fd, display: target.display, compressed: target.compressed, spec: target.spec });
+        const left = remaining();
+        // A large plain log is searched in parts, by as many workers, each part from one of the cuts a search from its start makes.
+        const parts = job.kind === 'search' && !target.compressed && PARTS > 1 ? await planParts(open, target.size, target.spec, job.query.contextLines, PARTS).catch(() => undefined) : undefined;
+        if (settled) return;
+        if (parts) {
+          parted++;
+          for (const part of parts.slice(1)) helpers.push(startHelper(part, { type: 'file', index, fd: open.fd, display: target.display, compressed: false, spec: target.spec, ...(left !== undefined ? { remaining: left } : {}), part }));
+        }
+        send({ type: 'file', index, fd: open.fd, display: target.display, compressed: target.compressed, spec: target.spec, ...(left !== undefined ? { remaining: left } : {}), ...(parts ? { part: parts[0] as FilePart } : {}) });
         return;
       }
       if (!settled) send({ type: 'end' });
+    };
+
+    /** A file is done (its first part, when it was cut in parts: the others' answers join it, in order). */
+    const fileDone = async (index: number, first: FileOutcome, firstStopped: 'max-results' | 'time-budget' | undefined): Promise<void> => {
+      let outcome = first;
+      let stopped = firstStopped;
+      if (first.status === 'scanned' && !stopped && helpers.length > 0) {
+        let { lines, bytes } = first;
+        for (const h of helpers) {
+          await h.done;
+          if (settled) return;
+          const part = h.outcome as FileOutcome;
+          if (part.status !== 'scanned') {
+            outcome = part;
+            break;
+          }
+          // Line numbers count from the part's start.
+          const wanted = (remaining() ?? 0);
+          for (const m of h.matches.slice(0, wanted)) report.matches.push({ ...m, line: m.line + lines });
+          lines += part.lines;
+          bytes += part.bytes;
+          if (h.matches.length > wanted || h.stopped === 'max-results') {
+            stopped = 'max-results';
+            break;
+          }
+          if (h.stopped === 'time-budget') {
+            stopped = 'time-budget';
+            break;
+          }
+        }
+        if (outcome.status === 'scanned') outcome = { status: 'scanned', lines, bytes };
+      }
+      // Parts after a stop are not part of the answer: a search from the start would not have reached them.
+      dropHelpers();
+      if (settled) return;
+      const target = targets[index] as ScanTarget;
+      report.files.push({ display: target.display, outcome });
+      if (outcome.status === 'scanned') report.bytesScanned += outcome.bytes;
+      void open?.close().catch(() => undefined);
+      open = undefined;
+      if (stopped) {
+        report.stopped = stopped;
+        send({ type: 'end' });
+      } else void sendNext();
+    };
+
+    /** A worker for one part after the first; its matches wait for the parts before it. */
+    const startHelper = (part: FilePart, file: ToWorker): Helper => {
+      const helperWorker = workers.lease();
+      let resolveDone!: () => void;
+      const helper: Helper = { worker: helperWorker, part, matches: [], bytes: 0, done: new Promise<void>((resolve) => (resolveDone = resolve)), reusable: false, detach: () => undefined };
+      const onHelperMessage = (message: FromWorker): void => {
+        if (settled) return;
+        switch (message.type) {
+          case 'progress':
+            helper.bytes = message.bytes;
+            ctx.progress.report(bytesDone + helperBytes(), totalBytes, describe(report));
+            break;
+          case 'matches':
+            helper.matches.push(...message.matches);
+            break;
+          case 'file-done':
+            helper.outcome = message.outcome;
+            if (message.stopped) helper.stopped = message.stopped;
+            if (message.outcome.status === 'scanned') helper.bytes = message.outcome.bytes;
+            helperWorker.postMessage({ type: 'end' } satisfies ToWorker);
+            break;
+          case 'done':
+            helper.reusable = true;
+            resolveDone();
+            break;
+          case 'failed':
+            finish(new Error(`scan worker: ${message.message}`));
+            break;
+        }
+      };
+      helperWorker.on('message', onHelperMessage).on('error', onError).on('exit', onExit);
+      helper.detach = () => void helperWorker.off('message', onHelperMessage).off('error', onError).off('exit', onExit);
+      helperWorker.postMessage({ type: 'start', job } satisfies ToWorker);
+      helperWorker.postMessage(file);
+      return helper;
     };
 
     const onAbort = (): void => finish(new CancelledError());
@@ -181,23 +278,14 @@ export async function runScan(job: ScanJob, targets: readonly ScanTarget[], guar
       switch (message.type) {
         case 'progress':
           bytesDone = message.bytes;
-          ctx.progress.report(bytesDone, totalBytes, describe(report));
+          ctx.progress.report(bytesDone + helperBytes(), totalBytes, describe(report));
           break;
         case 'matches':
           report.matches.push(...message.matches);
           break;
-        case 'file-done': {
-          const target = targets[message.index] as ScanTarget;
-          report.files.push({ display: target.display, outcome: message.outcome });
-          if (message.outcome.status === 'scanned') report.bytesScanned += message.outcome.bytes;
-          void open?.close().catch(() => undefined);
-          open = undefined;
-          if (message.stopped) {
-            report.stopped = message.stopped;
-            send({ type: 'end' });
-          } else void sendNext();
+        case 'file-done':
+          void fileDone(message.index, message.outcome, message.stopped);
           break;
-        }
         case 'done':
           if (message.stats) report.stats = message.stats;
           ctx.progress.report(totalBytes, totalBytes, describe(report));

@@ -1,4 +1,4 @@
-import { ByteFinder, requiredLiteral } from './byte-finder.js';
+import { ByteFinder, requiredLiteral } from '@suite/shared/search';
 import { NEWLINE, countNewlines, decodeChunk, splitLines, type RawSource } from './chunks.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast } from './levels.js';
@@ -65,7 +65,7 @@ export function clipAround(line: string, at: number): string {
 }
 
 /** The last `n` lines of a chunk, decoded. */
-function lastLines(bytes: Buffer, n: number): string[] {
+export function lastLines(bytes: Buffer, n: number): string[] {
   let end = bytes.length;
   if (end > 0 && bytes[end - 1] === NEWLINE) end--;
   let from = 0;
@@ -83,7 +83,7 @@ function lastLines(bytes: Buffer, n: number): string[] {
 }
 
 /** The first `n` lines of a chunk, decoded. */
-function firstLines(bytes: Buffer, n: number): string[] {
+export function firstLines(bytes: Buffer, n: number): string[] {
   let end = 0;
   for (let k = 0; k < n; k++) {
     const nl = bytes.indexOf(NEWLINE, end);
@@ -97,7 +97,7 @@ function firstLines(bytes: Buffer, n: number): string[] {
 }
 
 /** The last line of a chunk that starts an entry, looking back at most HEAD_LOOKBACK_LINES lines. */
-function lastHead(bytes: Buffer, parser: LineParser): string | undefined {
+export function lastHead(bytes: Buffer, parser: LineParser): string | undefined {
   let end = bytes.length;
   if (end > 0 && bytes[end - 1] === NEWLINE) end--;
   for (let k = 0; k < HEAD_LOOKBACK_LINES && end > 0; k++) {
@@ -120,6 +120,19 @@ export interface SearchHooks {
   emit(matches: SearchMatch[]): void;
   /** Called once per chunk: progress and cancellation points. */
   chunkDone(): void;
+  /**
+   * For a part of a file that more of the file follows: the first `n` lines after it, which
+   * complete the after-context of the part's last matches.
+   */
+  linesAfter?(n: number): string[];
+}
+
+/** Where a part of a file starts: what a search from the start of the file would know there. */
+export interface PartStart {
+  /** The last line before the part that starts an entry. */
+  prevHead?: string;
+  /** The last lines before the part (as many as the context asks). */
+  prevTail: string[];
 }
 
 export interface SearchOutcome {
@@ -133,15 +146,15 @@ interface Pending {
   left: number;
 }
 
-export async function searchSource(source: RawSource, display: string, spec: FormatSpec, query: SearchQuery, compiled: CompiledQuery, hooks: SearchHooks): Promise<SearchOutcome> {
+export async function searchSource(source: RawSource, display: string, spec: FormatSpec, query: SearchQuery, compiled: CompiledQuery, hooks: SearchHooks, part?: PartStart): Promise<SearchOutcome> {
   const parser = parserFor(spec);
   const filters = query.minLevel !== undefined || query.since !== undefined || query.until !== undefined;
   const headsOnly = query.pattern === undefined;
   const context = query.contextLines;
   let lineNo = 1;
   let bytes = 0;
-  let prevTail: string[] = [];
-  let prevHead: string | undefined;
+  let prevTail: string[] = part ? [...part.prevTail] : [];
+  let prevHead: string | undefined = part?.prevHead;
   let pending: Pending[] = [];
   let found = 0;
   let stopped: SearchOutcome['stopped'];
@@ -275,6 +288,8 @@ export async function searchSource(source: RawSource, display: string, spec: For
       break;
     }
   }
+  // The part ended with matches still waiting for after-context: it is in the lines after it.
+  if (pending.length > 0 && stopped !== 'time-budget' && hooks.linesAfter) finish(flushPending(hooks.linesAfter(context)));
   // The file ended (or the search stopped) with matches still waiting for after-context.
   finish(pending.map((p) => p.match));
   pending = [];

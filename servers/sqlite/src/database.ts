@@ -164,7 +164,7 @@ export class SqliteDatabase {
   }
 
   async close(): Promise<void> {
-    await closeGeneration(this.current, 'The server is shutting down.');
+    await closeGeneration(this.current, 'The server is shutting down.', this.file);
     this.dispose();
   }
 
@@ -242,6 +242,9 @@ type GenerationSettings = Pick<SqliteDatabase['options'], 'allowWrite' | 'extens
 
 /** Opens the catalogue connection (reading the schema once proves the file is a database) and the executors. */
 function openGeneration(file: string, identity: FileIdentity, settings: GenerationSettings): Generation {
+  // A write mode server recovers what a writer killed mid-transaction left (a hot journal), as any
+  // writable SQLite connection would; a read-only one never writes, and reports the file as it is.
+  if (settings.allowWrite) rollBackHotJournal(file);
   let catalog: BetterSqlite3.Database | undefined;
   try {
     catalog = new Database(file, { readonly: true, fileMustExist: true, timeout: CATALOG_BUSY_MS });
@@ -258,10 +261,27 @@ function openGeneration(file: string, identity: FileIdentity, settings: Generati
   return { identity, catalog, reader, writer };
 }
 
-async function closeGeneration(generation: Generation, reason: string): Promise<void> {
+async function closeGeneration(generation: Generation, reason: string, file?: string): Promise<void> {
   await generation.reader.close(reason);
   await generation.writer?.close(reason);
   if (generation.catalog.open) generation.catalog.close();
+  // A writer stopped mid-statement (the server shutting down with a write in flight) leaves a hot
+  // journal that only a writable connection rolls back; every read-only opener of the file (other
+  // programs, the next run's catalogue) fails until then. Roll it back now, while we still can.
+  if (generation.writer && file) rollBackHotJournal(file);
+}
+
+/** Opens the file writable once, which rolls back a hot journal, and closes it; a locked or gone file is left as it is. */
+function rollBackHotJournal(file: string): void {
+  let db: BetterSqlite3.Database | undefined;
+  try {
+    db = new Database(file, { fileMustExist: true, timeout: 1000 });
+    db.prepare('SELECT count(*) FROM sqlite_schema').get();
+  } catch {
+    // Another process holds it, or it went away: its next writer recovers the journal.
+  } finally {
+    db?.close();
+  }
 }
 
 function existingDatabaseFile(given: string): string {

@@ -64,6 +64,28 @@ export interface ChangeHubOptions {
    * inotify watches (ENOSPC) or descriptors (EMFILE) run out. Defaults to `SUITE_WATCH_FAULT`.
    */
   watchFault?: WatchFault;
+  /**
+   * Carries the changes handlers announce (`ctx.changes.resourceUpdated`, `resourceListChanged`) to
+   * the other replicas of the server and theirs here; the process's relay (`--redis-url`) by default.
+   */
+  relay?: ChangeRelay;
+}
+
+/** A change announced by a handler, as it travels between replicas. */
+export type RelayedChange = { kind: 'updated'; uri: string } | { kind: 'list_changed' };
+
+/** The seam between one replica's change hub and the others' (see replicas/redis-relay.ts). */
+export interface ChangeRelay {
+  send(change: RelayedChange): void;
+  /** Registers the receiver of the other replicas' changes; returns its removal. */
+  receive(handler: (change: RelayedChange) => void): () => void;
+}
+
+let processRelay: ChangeRelay | undefined;
+
+/** Sets the relay every ChangeHub made afterwards uses by default (the CLI does, for --redis-url). */
+export function setProcessChangeRelay(relay: ChangeRelay | undefined): void {
+  processRelay = relay;
 }
 
 /** Poll sources may not ask for more than this (a source asking for 0 would spin). */
@@ -163,6 +185,25 @@ export class ChangeHub {
     this.fallbackPollMs = options.fallbackPollMs ?? 1000;
     this.log = options.log ?? new Logger('changes');
     this.env = { fault: options.watchFault ?? watchFaultFromEnvironment(), log: this.log };
+    this.relay = options.relay ?? processRelay;
+    // Another replica's announcement reaches this replica's followers as a local one would (the
+    // debounce merges it with what this replica's own watchers saw of the same change).
+    this.stopRelay = this.relay?.receive((change) => (change.kind === 'updated' ? this.publish(change.uri) : this.publishListChanged()));
+  }
+
+  private readonly relay: ChangeRelay | undefined;
+  private readonly stopRelay: (() => void) | undefined;
+
+  /** A handler's announcement that `uri` changed: for this replica's followers and, through the relay, the others'. */
+  announce(uri: string): void {
+    this.publish(uri);
+    this.relay?.send({ kind: 'updated', uri });
+  }
+
+  /** A handler's announcement that the resource list changed, here and on the other replicas. */
+  announceListChanged(): void {
+    this.publishListChanged();
+    this.relay?.send({ kind: 'list_changed' });
   }
 
   addSession(sessionId: string, sink: ChangeSink): void {
@@ -440,6 +481,7 @@ export class ChangeHub {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.stopRelay?.();
     if (this.listTimer) clearTimeout(this.listTimer);
     const subs = [...this.subscriptions.values()];
     this.subscriptions.clear();

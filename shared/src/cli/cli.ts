@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../core/errors.js';
+import { setProcessChangeRelay } from '../changes/subscriptions.js';
 import { configureRequestState } from '../server/input-requests.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from '../core/logging.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transports/stdio.js';
@@ -90,6 +91,12 @@ const COMMON_FLAGS = {
     valueName: 'BYTES',
     description: `Largest JSON-RPC message accepted from the client (default ${DEFAULT_MAX_MESSAGE_BYTES} on stdio, 4194304 over HTTP).`,
   },
+  'redis-url': {
+    type: 'string',
+    valueName: 'URL',
+    description: 'With --http: replicas started with the same Redis URL (and requestState key) share the changes their handlers announce (or set MCP_REDIS_URL).',
+  },
+  'redis-prefix': { type: 'string', valueName: 'PREFIX', description: 'Prefix of the Redis keys and channels of this deployment (default suite:<server>:; or set MCP_REDIS_PREFIX).' },
   'request-state-key-file': {
     type: 'string',
     valueName: 'PATH',
@@ -239,6 +246,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   }
 
   let running: RunningTransport | undefined;
+  let relay: { close(): Promise<void> } | undefined;
   let prepared: PreparedServer | undefined;
   let stopping = false;
   async function shutdown(reason: string): Promise<void> {
@@ -249,6 +257,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     setTimeout(() => process.exit(0), 900).unref();
     await running?.close().catch(() => undefined);
     await prepared?.close?.().catch(() => undefined);
+    await relay?.close().catch(() => undefined);
     // Children the server's own close did not stop (a git call in flight) go now, and are reaped
     // before we exit rather than left to init.
     await terminateAllProcesses(300);
@@ -277,6 +286,15 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const maxSessions = integerFlag(values['max-sessions'] as string | undefined, 'max-sessions', 100, { min: 1, max: 100_000 });
     const selection = parseSelection(spec, values);
     configureRequestState(await requestStateKey(values['request-state-key-file'] as string | undefined));
+    const redisUrl = (values['redis-url'] as string | undefined) ?? process.env.MCP_REDIS_URL;
+    if (redisUrl !== undefined && !http) throw new UsageError('--redis-url (MCP_REDIS_URL) joins HTTP replicas; it applies only with --http.');
+    if (redisUrl !== undefined) {
+      const { RedisChangeRelay } = await import('../replicas/redis-relay.js');
+      const prefix = (values['redis-prefix'] as string | undefined) ?? process.env.MCP_REDIS_PREFIX ?? `suite:${spec.bin.replace(/^mcp-server-/, '')}:`;
+      const redis = new RedisChangeRelay(redisUrl, log.child('redis'), { prefix });
+      relay = redis;
+      setProcessChangeRelay(redis);
+    }
 
     prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection }, log);
 

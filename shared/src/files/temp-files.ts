@@ -11,7 +11,7 @@
  * the leftovers of a dead process from the work of a live one; `<random>` is 8 hex digits.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { rmSync, type Dirent, type Stats } from 'node:fs';
+import { readFileSync, rmSync, type Dirent, type Stats } from 'node:fs';
 import { lstat, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +20,19 @@ import type { Logger } from '../core/logging.js';
 const TEMP_NAME = /^\.suite-(\d{1,10})-([0-9a-f]{8})-[0-9a-f]{8}\.(?:tmp|deleting)$/;
 const LOCK_NAME = /^\.suite-[0-9a-f]{16}\.lock$/;
 
-/** 8 hex digits naming this machine, so another host's (or container's) files are not judged by our pids. */
-export const HOST_TAG = createHash('sha256').update(os.hostname()).digest('hex').slice(0, 8);
+/**
+ * 8 hex digits naming this machine and boot, so another host's (or container's) files are not judged
+ * by our pids, nor files from before a reboot (pids start again).
+ */
+export const HOST_TAG = createHash('sha256').update(`${os.hostname()}\0${bootId()}`).digest('hex').slice(0, 8);
+
+function bootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
 
 /** A leftover is removed once its owner is gone; one whose owner cannot be checked (another host), after this long. */
 export const FOREIGN_STALE_MS = 60 * 60_000;
@@ -41,10 +52,34 @@ export function isSuiteTempName(name: string): boolean {
   return TEMP_NAME.test(name) || LOCK_NAME.test(name);
 }
 
-/** What a lock file holds: the owner, as `<pid> <host tag>`. */
-export function lockOwnerText(): string {
-  return `${process.pid} ${HOST_TAG}\n`;
+/**
+ * When this process started, in clock ticks since boot (field 22 of /proc/self/stat), so that a pid
+ * the system has given to another process since is not mistaken for the owner; 0 where there is no
+ * /proc (the pid alone then decides).
+ */
+export const PROCESS_START = processStart(process.pid);
+
+function processStart(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[19]) || 0;
+  } catch {
+    return 0;
+  }
 }
+
+/** What a lock file holds: the owner, as `<pid> <host tag> <start>`. */
+export function lockOwnerText(): string {
+  return `${process.pid} ${HOST_TAG} ${PROCESS_START}\n`;
+}
+
+/** A lock's holder touches it this often, so that a lock whose owner cannot be checked (another host) is known stale once it stops. */
+export const LOCK_HEARTBEAT_MS = 2_000;
+
+/** A lock of another host (or of an owner that cannot be checked) not touched for this long is stale. */
+export const LOCK_STALE_MS = 15_000;
 
 /** Whether a process of this machine with that pid is alive (EPERM: alive, but not ours to signal). */
 export function processAlive(pid: number): boolean {
@@ -57,31 +92,63 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/** Whether an owner (pid and host tag) is certainly gone: a pid of this host that no longer runs, other than ours. */
-export function ownerGone(pid: number, host: string): boolean {
-  return host === HOST_TAG && pid !== process.pid && !processAlive(pid);
+/**
+ * Whether an owner (pid and host tag, and for locks its start time) is certainly gone: a pid of this
+ * host that no longer runs, or that runs but started at another time (the pid was reused).
+ */
+export function ownerGone(pid: number, host: string, start?: number): boolean {
+  if (host !== HOST_TAG) return false;
+  if (start !== undefined && start !== 0 && PROCESS_START !== 0) {
+    if (pid === process.pid) return start !== PROCESS_START;
+    return !processAlive(pid) || processStart(pid) !== start;
+  }
+  return pid !== process.pid && !processAlive(pid);
 }
 
 // Entries this process is writing right now: removed if the process exits before it finishes them.
 const live = new Set<string>();
+// Locks this process may hold: removed at exit only if they name this process as their owner.
+const locks = new Set<string>();
 let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const leftover of live) {
+      try {
+        rmSync(leftover, { recursive: true, force: true });
+      } catch {
+        // Best effort: the start-up sweep of the next run removes what is left.
+      }
+    }
+    const owner = lockOwnerText();
+    for (const lock of locks) {
+      try {
+        if (readFileSync(lock, 'utf8') === owner) rmSync(lock, { force: true });
+      } catch {
+        // Gone already, or not ours to read: nothing to do.
+      }
+    }
+  });
+}
 
 /** Registers a temporary entry so that an exit (SIGTERM, stdin closed) removes it; returns the unregister function. */
 export function trackTempEntry(entry: string): () => void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const leftover of live) {
-        try {
-          rmSync(leftover, { recursive: true, force: true });
-        } catch {
-          // Best effort: the start-up sweep of the next run removes what is left.
-        }
-      }
-    });
-  }
+  installExitHook();
   live.add(entry);
   return () => void live.delete(entry);
+}
+
+/**
+ * Registers a lock this process is about to take, before it exists (an exit can come between the
+ * system call that makes it and the code after it): at exit it is removed if, and only if, it names
+ * this process as its owner, so a lock another writer took meanwhile is left alone.
+ */
+export function trackOwnedLock(lock: string): () => void {
+  installExitHook();
+  locks.add(lock);
+  return () => void locks.delete(lock);
 }
 
 export interface SweepOptions {
@@ -155,21 +222,19 @@ async function isStale(full: string, name: string, now: number): Promise<boolean
   return lockStale(full, stat, now);
 }
 
-/** An empty lock older than this was left by a process killed between creating it and writing its owner. */
-const EMPTY_LOCK_STALE_MS = 5_000;
-
 /**
- * Whether a write lock is stale: its owner (written inside) is a dead process of this host, it was
- * left empty, or it is older than FOREIGN_STALE_MS. A link or directory with a lock's name is judged
- * by age only.
+ * Whether a write lock is stale: its owner (written inside) is a process of this host that is gone
+ * (its pid no longer runs, or now names a process that started at another time), or nobody has
+ * touched it for LOCK_STALE_MS (a live holder touches it every LOCK_HEARTBEAT_MS, whatever host it is
+ * on). Locks are made whole (written, then linked into place), so an empty one is not ours; it and a
+ * link or directory with a lock's name are judged by age only.
  */
 export async function lockStale(file: string, stat: Stats, now = Date.now()): Promise<boolean> {
   const age = now - stat.mtimeMs;
-  if (age > FOREIGN_STALE_MS) return true;
+  if (age > LOCK_STALE_MS) return true;
   if (!stat.isFile() || stat.size > 256) return false;
   const owner = await readFile(file, 'utf8').catch(() => undefined);
   if (owner === undefined) return false;
-  if (owner === '') return age > EMPTY_LOCK_STALE_MS;
-  const match = /^(\d{1,10}) ([0-9a-f]{8})\n$/.exec(owner);
-  return match !== null && ownerGone(Number(match[1]), match[2]!);
+  const match = /^(\d{1,10}) ([0-9a-f]{8})(?: (\d{1,20}))?\n$/.exec(owner);
+  return match !== null && ownerGone(Number(match[1]), match[2]!, match[3] === undefined ? undefined : Number(match[3]));
 }

@@ -4,16 +4,18 @@
  *
  * Two levels: within the process, a first-come-first-served queue per real path (sessions of one
  * HTTP server, concurrent calls of one stdio session); across processes of the suite (two servers
- * on the same directory), a lock file next to the target, created with O_EXCL and holding its
- * owner, so that a lock left by a killed process is recognised and broken. Programs that are not
+ * on the same directory, or replicas on hosts that share a volume), a lock file next to the target,
+ * made whole with its owner inside (pid, host and boot, process start time) and touched while held,
+ * so that a lock left by a killed process is recognised and broken: at once when its owner is of this
+ * host, after LOCK_STALE_MS without a touch otherwise. Programs that are not
  * part of the suite do not take these locks; for them, writeFileAtomic's `expected` check is what
  * notices a change.
  */
 import { constants, type promises as fs } from 'node:fs';
-import { lstat, unlink } from 'node:fs/promises';
+import { link, lstat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { CancelledError } from '../core/progress.js';
-import { lockName, lockOwnerText, lockStale, trackTempEntry } from './temp-files.js';
+import { LOCK_HEARTBEAT_MS, lockName, lockOwnerText, lockStale, tempName, trackOwnedLock, trackTempEntry } from './temp-files.js';
 import { ToolError } from '../core/errors.js';
 
 /** How long a writer waits for a file another writer holds before giving up with a conflict. */
@@ -85,36 +87,67 @@ function waitFor(promise: Promise<void>, deadline: number, signal: AbortSignal |
 }
 
 async function takeLockFile(file: string, deadline: number, options: WriteLockOptions): Promise<() => Promise<void>> {
-  const lock = path.join(path.dirname(file), lockName(path.basename(file)));
+  const dir = path.dirname(file);
+  const lock = path.join(dir, lockName(path.basename(file)));
   for (let delay = 1; ; delay = Math.min(delay * 2, 25)) {
-    try {
-      const handle = await options.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-      // An exit while holding it (SIGTERM, stdin closed) removes it too.
-      const untrack = trackTempEntry(lock);
-      try {
-        await handle.writeFile(lockOwnerText());
-        const { ino } = await handle.stat();
-        return async () => {
-          // Only our own lock: one broken as stale and retaken by another writer is theirs.
-          const now = await lstat(lock).catch(() => undefined);
-          if (now?.ino === ino) await unlink(lock).catch(() => undefined);
-          untrack();
-        };
-      } catch (error) {
-        await unlink(lock).catch(() => undefined);
-        untrack();
-        throw error;
-      } finally {
-        await handle.close();
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+    const held = await createWhole(dir, lock, options);
+    if (held) return held;
     if (await breakIfStale(lock)) continue;
     if (options.signal?.aborted) throw new CancelledError();
     if (Date.now() > deadline) throw busy(file, options);
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/**
+ * Makes the lock whole or not at all: the owner is written to a temporary file first, then linked
+ * under the lock's name (link fails when the name exists, as O_EXCL would), so a writer killed at any
+ * moment never leaves an empty lock. Returns the release, or undefined when someone else holds it.
+ * While held, the lock is touched every LOCK_HEARTBEAT_MS: another host cannot check our pid, but it
+ * can see that the lock is still alive.
+ */
+async function createWhole(dir: string, lock: string, options: WriteLockOptions): Promise<(() => Promise<void>) | undefined> {
+  const staging = path.join(dir, tempName('tmp'));
+  const untrackStaging = trackTempEntry(staging);
+  let untrack: () => void = () => undefined;
+  try {
+    const handle = await options.open(staging, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      await handle.writeFile(lockOwnerText());
+    } finally {
+      await handle.close();
+    }
+    // Tracked before it exists: an exit (SIGTERM, stdin closed) from here on removes it if it is ours.
+    untrack = trackOwnedLock(lock);
+    try {
+      await link(staging, lock);
+    } catch (error) {
+      untrack();
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+      throw error;
+    }
+  } finally {
+    await unlink(staging).catch(() => undefined);
+    untrackStaging();
+  }
+  const ino = (await lstat(lock).catch(() => undefined))?.ino;
+  const ours = async (): Promise<boolean> => ino !== undefined && (await lstat(lock).catch(() => undefined))?.ino === ino;
+  const heartbeat = setInterval(() => {
+    void ours().then((mine) => {
+      if (mine) {
+        const now = new Date();
+        return utimes(lock, now, now);
+      }
+      return undefined;
+    }).catch(() => undefined);
+  }, LOCK_HEARTBEAT_MS);
+  heartbeat.unref();
+  return async () => {
+    clearInterval(heartbeat);
+    // Only our own lock: one broken as stale and retaken by another writer is theirs.
+    if (await ours()) await unlink(lock).catch(() => undefined);
+    untrack();
+  };
 }
 
 /** Removes a lock whose owner is gone (a process killed while it held it); true when it did. */

@@ -509,8 +509,8 @@ export class SuiteServer {
     const hub = this.options.changes;
     this.changeAnnouncer = hub
       ? {
-          resourceUpdated: (uri) => hub.publish(uri),
-          resourceListChanged: () => hub.publishListChanged(),
+          resourceUpdated: (uri) => hub.announce(uri),
+          resourceListChanged: () => hub.announceListChanged(),
           watchListing: (key, dirs, options) => hub.watchListing(this.sessionId, key, dirs, options),
           unwatchListing: (key) => hub.unwatchListing(this.sessionId, key),
         }

@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { ToolError, defineTool, nestedQuantifier, type AnyToolDefinition } from '@suite/shared';
 import { READ_ONLY } from '../annotations.js';
 import type { FilesystemConfig } from '../config.js';
-import { searchFile, type FileSearchOutcome, type LineMatch } from '../content-search.js';
+import { SearchRun } from '../content-search.js';
+import { compileContentQuery, type ContentQuery, type FileSearchOutcome, type LineMatch } from '../file-search.js';
 import { includeExcludeMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
 import { readBudget } from '../read-budget.js';
@@ -12,23 +12,14 @@ import { MAX_PATTERN_LENGTH, compileGlob } from '../search-patterns.js';
 import { formatSize } from '../sizes.js';
 import { rootContaining, walkBatches } from '../walk.js';
 
-/** Longest stretch of synchronous file reads before the search lets other work run. */
-const YIELD_EVERY_MS = 8;
 const DEFAULT_CONTENT_RESULTS = 100;
 const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+/** Files per batch sent to a search worker: small enough that the first matches come back soon. */
+const BATCH_FILES = 32;
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-interface CompiledQuery {
-  lineTest: RegExp;
-  chunkTest: (text: string) => boolean;
-}
-
-function compileQuery(pattern: string, literal: boolean, caseSensitive: boolean): CompiledQuery {
+/** Checks a pattern the way a search compiles it; an invalid one is an invalid argument that says what to do. */
+function checkQuery(pattern: string, literal: boolean, caseSensitive: boolean): void {
   if (pattern.length === 0) throw ToolError.invalidArgument('pattern must not be empty.');
-  const source = literal ? escapeRegExp(pattern) : pattern;
   const nested = literal ? undefined : nestedQuantifier(pattern);
   if (nested) {
     throw ToolError.invalidArgument(
@@ -36,22 +27,17 @@ function compileQuery(pattern: string, literal: boolean, caseSensitive: boolean)
         'Rewrite it without nesting (for example (ab)+ or a+ instead of (a+)+), or pass literal: true.',
     );
   }
-  const flags = caseSensitive ? '' : 'i';
-  let lineTest: RegExp;
-  let chunkRegex: RegExp;
   try {
-    lineTest = new RegExp(source, flags);
-    chunkRegex = new RegExp(source, `${flags}m`);
+    compileContentQuery(pattern, literal, caseSensitive);
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/^Invalid regular expression: /, '') : 'invalid';
     throw ToolError.invalidArgument(`Invalid regular expression ${JSON.stringify(pattern)}: ${reason}. Pass literal: true to search for the text as is.`);
   }
-  if (literal && caseSensitive) return { lineTest, chunkTest: (text) => text.includes(pattern) };
-  return {
-    lineTest,
-    // Lines are tested without their CR; do the same to the chunk so `$` behaves alike.
-    chunkTest: (text) => chunkRegex.test(text.includes('\r') ? text.replace(/\r(?=\n)/g, '') : text),
-  };
+}
+
+interface Queued {
+  path: string;
+  relative: string;
 }
 
 const searchContentDescription =
@@ -105,7 +91,7 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
       const guard = await ctx.paths();
       const { real } = await guard.resolve(args.path, { mustExist: true });
       const stat = await withPathErrors(args.path, () => fs.stat(real));
-      const query = compileQuery(args.pattern, args.literal, args.caseSensitive);
+      checkQuery(args.pattern, args.literal, args.caseSensitive);
       for (const p of [...args.include, ...args.exclude]) compileGlob(p, 'include/exclude');
       const filters = includeExcludeMatcher(args.include, args.exclude);
 
@@ -121,21 +107,15 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
           ...(found.length > 0 ? ['', formatMatches(args.path, found, counts, false, args.maxResults, args.contextLines > 0)] : []),
         ].join('\n'),
       );
-      const searchOptions = () => ({
-        lineTest: query.lineTest,
-        chunkTest: query.chunkTest,
-        contextLines: args.contextLines,
-        maxFileBytes: args.maxFileBytes,
-        // One more than can be shown, to know whether a cut hid anything.
-        maxMatches: args.maxResults - found.length + 1,
-        budget,
-      });
+      const query: ContentQuery = { pattern: args.pattern, literal: args.literal, caseSensitive: args.caseSensitive, contextLines: args.contextLines, maxFileBytes: args.maxFileBytes };
+      // One more match than can be shown, to know whether a cut hid anything.
+      const maxMatches = (): number => args.maxResults - found.length + 1;
 
       const record = (relative: string, outcome: FileSearchOutcome): void => {
         if (outcome.kind === 'binary') counts.skippedBinary++;
         else if (outcome.kind === 'too-large') counts.skippedTooLarge++;
         else if (outcome.kind === 'unreadable') counts.skippedUnreadable++;
-        else {
+        else if (outcome.kind === 'searched') {
           counts.filesSearched++;
           if (outcome.matches.length > 0) counts.filesMatched++;
           for (const m of outcome.matches) {
@@ -148,40 +128,88 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
         }
       };
 
-      if (stat.isFile()) {
-        record(args.path, await searchFile(guard, real, searchOptions()));
-      } else if (stat.isDirectory()) {
-        const gitignoreRoot = rootContaining(guard.directories, real);
-        // Files are searched one after another: small ones with synchronous reads (cheaper than
-        // thread-pool round trips), so the loop yields to the event loop every few milliseconds to
-        // keep the server answering, and to notice cancellation. Directory reads run ahead in parallel.
-        let lastYield = performance.now();
-        walk: for await (const batch of walkBatches(real, {
-          exclude: (relative, isDir, name) => filters.excluded(relative, name) || (!isDir && !filters.included(relative, name)),
-          respectGitignore: args.respectGitignore,
-          ...(gitignoreRoot ? { gitignoreRoot } : {}),
-          signal: ctx.signal,
-        })) {
-          for (const entry of batch.entries) {
-            if (entry.type !== 'file') continue;
-            if (found.length >= args.maxResults) {
-              truncated = true;
-              break walk;
-            }
-            record(entry.relative, await searchFile(guard, entry.path, searchOptions()));
-            if (performance.now() - lastYield > YIELD_EVERY_MS) {
-              await new Promise((resolve) => setImmediate(resolve));
-              budget.check();
-              ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
-              lastYield = performance.now();
-            }
+      // Files are searched by worker threads, in batches, while this thread walks the tree. Their
+      // outcomes are taken in walk order, so the answer is that of a search of one file after another.
+      const run = new SearchRun(query, guard.directories, budget);
+      const queue: { entries: Queued[]; outcomes: Promise<FileSearchOutcome[]> }[] = [];
+      let batch: Queued[] = [];
+      // The cap is reached: a file after that means there may be more matches.
+      let full = false;
+      const send = (): void => {
+        if (batch.length === 0) return;
+        queue.push({ entries: batch, outcomes: run.submit(batch.map((e) => e.path), maxMatches()) });
+        batch = [];
+      };
+      /** Records the oldest batch's outcomes, in order. */
+      const takeOldest = async (): Promise<void> => {
+        const oldest = queue.shift();
+        if (!oldest) return;
+        const outcomes = await run.wait(oldest.outcomes);
+        for (let i = 0; i < outcomes.length; i++) {
+          if (full) {
+            truncated = true;
+            return;
           }
-          // Throttled by the reporter, so once per directory costs nothing when it is not sent.
-          ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
+          const entry = oldest.entries[i] as Queued;
+          let outcome = outcomes[i] as FileSearchOutcome;
+          // Sent before the matches of earlier files were known, the file was searched for more
+          // matches than it may now show, and with context lines the last ones shown would take
+          // their after-context from further on than a search that stopped sooner: search it again, capped right.
+          if (outcome.kind === 'searched' && args.contextLines > 0 && outcome.matches.length > maxMatches()) {
+            outcome = (await run.wait(run.submit([entry.path], maxMatches())))[0] as FileSearchOutcome;
+          }
+          if (outcome.kind === 'stopped') {
+            // Told to stop: out of time (or cancelled), which this reports...
+            budget.check();
+            // ...or left out by a batch already full, which cannot happen before the answer is:
+            // should it, the file is searched now rather than lost.
+            outcome = (await run.wait(run.submit([entry.path], maxMatches())))[0] as FileSearchOutcome;
+          }
+          record(entry.relative, outcome);
+          if (found.length >= args.maxResults) {
+            full = true;
+            run.stop();
+          }
         }
+      };
+      const progress = (): void => ctx.progress.report(counts.filesSearched, undefined, `${counts.filesSearched} files searched, ${found.length} matches`);
+
+      try {
+        if (stat.isFile()) {
+          batch.push({ path: real, relative: args.path });
+        } else if (stat.isDirectory()) {
+          const gitignoreRoot = rootContaining(guard.directories, real);
+          walk: for await (const dir of walkBatches(real, {
+            exclude: (relative, isDir, name) => filters.excluded(relative, name) || (!isDir && !filters.included(relative, name)),
+            respectGitignore: args.respectGitignore,
+            ...(gitignoreRoot ? { gitignoreRoot } : {}),
+            signal: ctx.signal,
+            sync: true,
+          })) {
+            for (const entry of dir.entries) {
+              if (entry.type !== 'file') continue;
+              if (full) {
+                truncated = true;
+                break walk;
+              }
+              batch.push({ path: entry.path, relative: entry.relative });
+              if (batch.length >= BATCH_FILES) send();
+              while (!run.canTakeMore) await takeOldest();
+            }
+            // While the workers have little to do, a directory's few files go out at once.
+            if (queue.length < 2) send();
+            while (queue.length > 0 && !full && run.done(queue[0]!.outcomes)) await takeOldest();
+            progress();
+          }
+        } else {
+          throw ToolError.invalidArgument(`${args.path} is neither a file nor a directory.`);
+        }
+        send();
+        while (queue.length > 0) await takeOldest();
+        progress();
         budget.check();
-      } else {
-        throw ToolError.invalidArgument(`${args.path} is neither a file nor a directory.`);
+      } finally {
+        run.close();
       }
 
       const text = formatMatches(args.path, found, counts, truncated, args.maxResults, args.contextLines > 0);

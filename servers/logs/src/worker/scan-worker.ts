@@ -1,7 +1,8 @@
 import { parentPort } from 'node:worker_threads';
-import { gzipFailure, gzipSource, plainSource, type RawSource } from '../chunks.js';
+import { readSync } from 'node:fs';
+import { MAX_LINE_BYTES, countNewlines, gzipFailure, gzipSource, plainSource, type RawSource } from '../chunks.js';
 import type { FromWorker, ScanFileMessage, ScanJob, SearchMatch, ToWorker } from '../scan-protocol.js';
-import { compileQuery, searchSource, type CompiledQuery } from '../search.js';
+import { compileQuery, firstLines, searchSource, type CompiledQuery } from '../search.js';
 import { StatsAccumulator } from '../stats.js';
 
 /**
@@ -30,7 +31,21 @@ let bytesBefore = 0;
 let lastProgress = 0;
 
 function sourceFor(file: ScanFileMessage): RawSource {
+  if (file.part) return plainSource(file.fd, { sync: true, start: file.part.start, end: file.part.end, alignReads: true });
   return file.compressed ? gzipSource(file.fd, { sync: true }) : plainSource(file.fd, { sync: true });
+}
+
+/** The first `n` lines of a file from `position` (the after-context of a part's last matches). */
+function linesFrom(fd: number, position: number, n: number): string[] {
+  if (n === 0) return [];
+  let bytes = Buffer.alloc(0);
+  for (let size = 64 * 1024; ; size *= 4) {
+    const buffer = Buffer.allocUnsafe(size);
+    const got = readSync(fd, buffer, 0, size, position);
+    bytes = buffer.subarray(0, got);
+    if (got < size || countNewlines(bytes) >= n || size >= n * MAX_LINE_BYTES) break;
+  }
+  return firstLines(bytes, n);
 }
 
 async function scanFile(file: ScanFileMessage): Promise<void> {
@@ -44,15 +59,26 @@ async function scanFile(file: ScanFileMessage): Promise<void> {
   };
   try {
     if (job.kind === 'search') {
-      const outcome = await searchSource(source, file.display, file.spec, job.query, compiled!, {
-        deadline: job.deadline,
-        limit: remaining,
-        emit: (matches: SearchMatch[]) => {
-          remaining -= matches.length;
-          post({ type: 'matches', matches });
+      if (file.remaining !== undefined) remaining = file.remaining;
+      const part = file.part;
+      const outcome = await searchSource(
+        source,
+        file.display,
+        file.spec,
+        job.query,
+        compiled!,
+        {
+          deadline: job.deadline,
+          limit: remaining,
+          emit: (matches: SearchMatch[]) => {
+            remaining -= matches.length;
+            post({ type: 'matches', matches });
+          },
+          chunkDone: progress,
+          ...(part?.more ? { linesAfter: (n: number) => linesFrom(file.fd, part.end, n) } : {}),
         },
-        chunkDone: progress,
-      });
+        part,
+      );
       post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: outcome.lines, bytes: outcome.bytes }, ...(outcome.stopped ? { stopped: outcome.stopped } : {}) });
     } else if (!file.compressed) {
       const outcome = await stats!.add(source, file.spec, job.deadline, progress);
