@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { SuiteServer, toolList, type AnyToolDefinition, type ChangeHub, type ChangeSource, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { DIFF_TOOLS, DIFF_VIEWER_URI, diffViewerResource } from './resources/diff-viewer.js';
 import { TOOLSETS } from './config.js';
 import { changelogPrompt } from './prompts/changelog.js';
 import { explainCodePrompt } from './prompts/explain-code.js';
@@ -52,8 +53,19 @@ const tools = toolList<Workspace>(
     gitCommit,
     gitCreateBranch,
     gitCheckout,
-  ].map((make) => safeTool(make as (ws: Workspace) => AnyToolDefinition)),
+  ].map((make) => safeTool(withDiffViewer(make as (ws: Workspace) => AnyToolDefinition))),
 );
+
+/** The diff tools and git_show come with the diff viewer app (hosts without apps ignore it: the text answer is the same). */
+function withDiffViewer(make: (ws: Workspace) => AnyToolDefinition): (ws: Workspace) => AnyToolDefinition {
+  return (ws) => {
+    const tool = make(ws);
+    return DIFF_TOOLS.has(tool.name) ? { ...tool, app: { resourceUri: DIFF_VIEWER_URI } } : tool;
+  };
+}
+
+/** The viewer's resource: one definition for every session (its HTML is read once per process). */
+const diffViewer = diffViewerResource();
 
 const INSTRUCTIONS = `Works with the git repositories the user allowed (command-line paths or client roots).
 Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code) attach
@@ -117,6 +129,7 @@ export function buildServer(workspace: Workspace, options: ServerOptions = {}): 
   });
   server.tools(tools(workspace));
   for (const register of registrations(workspace)) register(server);
+  server.resource(diffViewer);
 
   followRepositories(server, workspace);
   return server;

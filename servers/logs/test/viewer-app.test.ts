@@ -92,6 +92,31 @@ describe('the log viewer app against the ext-apps AppBridge and the real server'
     expect(viewer.state.notes.join(' ')).toMatch(/rotat/);
   });
 
+  it('shows what search_logs and log_stats gave too: matches with where they are, the histogram and then the tail', async () => {
+    fx = await fixture();
+    await fx.write('app.log', LOG);
+    host = await startAppServer(() => buildServer(fx!.config));
+    const { bridge, port } = await bridgeToApp(host.client);
+    const app = new HostConnection(port);
+    const viewer = new LogViewerController(app);
+    await app.initialize({ name: 'viewer-test', version: '1' });
+    const search = { pattern: 'ERROR', paths: ['app.log'] };
+    await bridge.sendToolInput({ arguments: search });
+    await bridge.sendToolResult((await host.client.callTool({ name: 'search_logs', arguments: search })) as never);
+    await waitUntil(() => viewer.state.lines.length > 0, { what: 'the matches' });
+    expect(viewer.state.lines.map((l) => [l.text, l.level, l.source?.replace(/^.*\//, '')])).toEqual([
+      ['2026-11-20T10:00:02.000Z ERROR request failed', 'error', 'app.log:3'],
+      [HOSTILE, 'error', 'app.log:6'],
+    ]);
+    const stats = { paths: ['app.log'] };
+    const statsResult = await host.client.callTool({ name: 'log_stats', arguments: stats });
+    await bridge.sendToolInput({ arguments: stats });
+    await bridge.sendToolResult(statsResult as never);
+    await waitUntil(() => viewer.state.path === 'app.log' && viewer.state.lines.length === 8, { what: 'the tail after the statistics' });
+    const timeline = (statsResult.structuredContent as { timeline: { start: string; counts: Record<string, number> }[] }).timeline;
+    expect(viewer.state.histogram!.buckets.map((b) => [b.start, b.counts])).toEqual(timeline.map((b) => [b.start, b.counts]));
+  });
+
   it('a text-only client does not see the app-only tool, and a client with apps does, with _meta.ui', async () => {
     fx = await fixture();
     host = await startAppServer(() => buildServer(fx!.config));
