@@ -19,6 +19,17 @@ export interface AuthInfo {
 }
 
 /** What a session factory learns about the session it builds a server for. */
+/** Our AuthInfo from the SDK's (which always carries clientId and scopes, empty when unknown). */
+export function authFrom(info: { token: string; clientId?: string; scopes?: string[]; expiresAt?: number; extra?: Record<string, unknown> }): AuthInfo {
+  return {
+    token: info.token,
+    ...(info.clientId ? { clientId: info.clientId } : {}),
+    ...(info.scopes ? { scopes: info.scopes } : {}),
+    ...(info.expiresAt !== undefined ? { expiresAt: info.expiresAt } : {}),
+    ...(info.extra ? { extra: info.extra } : {}),
+  };
+}
+
 export interface SessionInfo {
   /** The session's one identity: the Mcp-Session-Id over HTTP, a fresh UUID otherwise. */
   id: string;

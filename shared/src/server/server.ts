@@ -12,13 +12,13 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
-import type {
-  AuthInfo,
-  ChangeAnnouncer,
-  ClientFeatures,
-  EmbeddedResourceContent,
-  RequestContext,
-  SessionInfo,
+import {
+  authFrom,
+  type ChangeAnnouncer,
+  type ClientFeatures,
+  type EmbeddedResourceContent,
+  type RequestContext,
+  type SessionInfo,
 } from './context.js';
 import { ToolError, UsageError } from '../core/errors.js';
 import { legacyClientFeatures, modernClientFeatures } from './client-requests.js';
@@ -596,15 +596,6 @@ export class SuiteServer {
 }
 
 
-function authFrom(info: { token: string; clientId?: string; scopes?: string[]; expiresAt?: number; extra?: Record<string, unknown> }): AuthInfo {
-  return {
-    token: info.token,
-    ...(info.clientId ? { clientId: info.clientId } : {}),
-    ...(info.scopes ? { scopes: info.scopes } : {}),
-    ...(info.expiresAt !== undefined ? { expiresAt: info.expiresAt } : {}),
-    ...(info.extra ? { extra: info.extra } : {}),
-  };
-}
 
 
 export type { ResourceContents };

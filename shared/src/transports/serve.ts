@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import type { AuthInfo, SessionInfo } from '../server/context.js';
+import { authFrom, type AuthInfo, type SessionInfo } from '../server/context.js';
 import { ListenBridge, listenFilterOf } from '../changes/listen.js';
 import type { Logger } from '../core/logging.js';
 import { MemoryReleaser } from './memory.js';
@@ -404,15 +404,6 @@ function probeRequest(req: http.IncomingMessage): Request {
   return new Request('http://localhost/mcp', { method: 'POST', headers });
 }
 
-function authFrom(info: { token: string; clientId?: string; scopes?: string[]; expiresAt?: number; extra?: Record<string, unknown> }): AuthInfo {
-  return {
-    token: info.token,
-    ...(info.clientId ? { clientId: info.clientId } : {}),
-    ...(info.scopes ? { scopes: info.scopes } : {}),
-    ...(info.expiresAt !== undefined ? { expiresAt: info.expiresAt } : {}),
-    ...(info.extra ? { extra: info.extra } : {}),
-  };
-}
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
