@@ -38,6 +38,13 @@ function erasServer(dir: string, changes: ChangeHub): SuiteServer {
       return `${answer.action} ${JSON.stringify(answer.content ?? {})}`;
     },
   });
+  server.prompt({
+    name: 'greet',
+    description: 'Greets someone.',
+    args: z.object({ who: z.string().describe('Whom to greet') }),
+    complete: { who: async (value) => ['alice', 'albert', 'bob'].filter((n) => n.startsWith(value)) },
+    get: async ({ who }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${who}.` } }] }),
+  });
   const file = path.join(dir, 'watched.txt');
   server.resource({
     uri: 'probe://watched',
@@ -268,5 +275,22 @@ describe('both protocol eras from one factory', () => {
     expect(await call({ q: 'other' }, { requestState: first.result.requestState, ...answers })).toMatch(/belongs to another request/);
     await new Promise((r) => setTimeout(r, 2100));
     expect(await call({ q: 'x' }, { requestState: first.result.requestState, ...answers })).toMatch(/Invalid or expired requestState/);
+  });
+
+  it('serves prompts and completion to a 2026-07-28 client as to a 2025 one', async () => {
+    const url = await start();
+    const modern = modernClient();
+    clients.push(modern);
+    await modern.connect(new StreamableHTTPClientTransport(url));
+    const legacy = new ClientV1({ name: 'old', version: '0' });
+    clients.push(legacy);
+    await legacy.connect(new StreamableV1(url));
+    for (const client of [modern, legacy] as const) {
+      const prompt = await client.getPrompt({ name: 'greet', arguments: { who: 'bob' } });
+      expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Hello, bob.' } }]);
+      const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'who', value: 'al' } });
+      expect(completion.completion.values).toEqual(['alice', 'albert']);
+      await expect(client.getPrompt({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    }
   });
 });
