@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { RedisSessionDirectory } from '../replicas/session-directory.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../core/errors.js';
 import { setProcessChangeRelay } from '../changes/subscriptions.js';
@@ -247,6 +248,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
 
   let running: RunningTransport | undefined;
   let relay: { close(): Promise<void> } | undefined;
+  let sessionDirectory: RedisSessionDirectory | undefined;
   let prepared: PreparedServer | undefined;
   let stopping = false;
   async function shutdown(reason: string): Promise<void> {
@@ -289,11 +291,22 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const redisUrl = (values['redis-url'] as string | undefined) ?? process.env.MCP_REDIS_URL;
     if (redisUrl !== undefined && !http) throw new UsageError('--redis-url (MCP_REDIS_URL) joins HTTP replicas; it applies only with --http.');
     if (redisUrl !== undefined) {
-      const { RedisChangeRelay } = await import('../replicas/redis-relay.js');
+      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }] = await Promise.all([
+        import('../replicas/redis-link.js'),
+        import('../replicas/redis-relay.js'),
+        import('../replicas/session-directory.js'),
+      ]);
       const prefix = (values['redis-prefix'] as string | undefined) ?? process.env.MCP_REDIS_PREFIX ?? `suite:${spec.bin.replace(/^mcp-server-/, '')}:`;
-      const redis = new RedisChangeRelay(redisUrl, log.child('redis'), { prefix });
-      relay = redis;
-      setProcessChangeRelay(redis);
+      const link = new RedisLink(redisUrl, log.child('redis'), { prefix });
+      const changes = new RedisChangeRelay(link);
+      relay = {
+        close: async () => {
+          await changes.close();
+          await link.close();
+        },
+      };
+      setProcessChangeRelay(changes);
+      sessionDirectory = new RedisSessionDirectory(link, idleSeconds * 1000);
     }
 
     prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection }, log);
@@ -322,6 +335,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
         allowedHosts: (values['allowed-host'] as string[] | undefined) ?? [],
         allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
         idleTimeoutMs: idleSeconds * 1000,
+        ...(sessionDirectory ? { replicas: sessionDirectory } : {}),
         ...(maxMessageFlag !== undefined ? { maxBodyBytes: maxMessageBytes } : {}),
         log,
       });

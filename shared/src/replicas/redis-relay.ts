@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { ChangeRelay, RelayedChange } from '../changes/subscriptions.js';
-import type { Logger } from '../core/logging.js';
+import type { RedisLink } from './redis-link.js';
 
 /**
  * Replicas of one server started with the same `--redis-url` share the changes their handlers
@@ -9,56 +7,23 @@ import type { Logger } from '../core/logging.js';
  * subscription) on replica A. What each replica's own watchers see stays local; the hub's debounce
  * merges a relayed announcement with the same change seen locally, so a stream hears it once.
  *
- * Redis is never waited for: a change is published when Redis is there and dropped (logged once)
- * when it is not, and the connections reconnect by themselves. Every replica keeps serving alone
- * meanwhile.
+ * Redis is never waited for: a change is published when Redis is there and dropped when it is not
+ * (the link logs that once). Every replica keeps serving alone meanwhile.
  */
 export class RedisChangeRelay implements ChangeRelay {
-  readonly replicaId = randomUUID();
-  private readonly channel: string;
-  private readonly publisher: Redis;
-  private readonly subscriber: Redis;
   private readonly handlers = new Set<(change: RelayedChange) => void>();
-  private degraded = false;
+  private readonly stop: () => void;
 
-  constructor(
-    url: string,
-    private readonly log: Logger,
-    options: { prefix?: string } = {},
-  ) {
-    this.channel = `${options.prefix ?? 'suite:'}changes`;
-    const common = {
-      // Never queue a command for a Redis that is down: a change dropped beats a request held.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2_000,
-      commandTimeout: 1_000,
-      lazyConnect: false,
-      retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
-    };
-    this.publisher = new Redis(url, common);
-    this.subscriber = new Redis(url, { ...common, enableOfflineQueue: true });
-    for (const connection of [this.publisher, this.subscriber]) {
-      connection.on('error', (error: Error) => this.degrade(error));
-      connection.on('ready', () => this.recover());
-    }
-    void this.subscriber.subscribe(this.channel).catch((error: Error) => this.degrade(error));
-    this.subscriber.on('message', (channel: string, text: string) => {
-      if (channel !== this.channel) return;
-      let message: { from?: unknown; change?: RelayedChange };
-      try {
-        message = JSON.parse(text) as typeof message;
-      } catch {
-        return;
-      }
-      if (message.from === this.replicaId || !isChange(message.change)) return;
-      for (const handler of this.handlers) handler(message.change);
+  constructor(private readonly link: RedisLink) {
+    this.stop = link.subscribe('changes', (message) => {
+      const { from, change } = (message ?? {}) as { from?: unknown; change?: unknown };
+      if (from === link.replicaId || !isChange(change)) return;
+      for (const handler of this.handlers) handler(change);
     });
   }
 
   send(change: RelayedChange): void {
-    if (this.publisher.status !== 'ready') return;
-    void this.publisher.publish(this.channel, JSON.stringify({ from: this.replicaId, change })).catch((error: Error) => this.degrade(error));
+    this.link.publish('changes', { from: this.link.replicaId, change });
   }
 
   receive(handler: (change: RelayedChange) => void): () => void {
@@ -68,20 +33,7 @@ export class RedisChangeRelay implements ChangeRelay {
 
   async close(): Promise<void> {
     this.handlers.clear();
-    this.publisher.disconnect();
-    this.subscriber.disconnect();
-  }
-
-  private degrade(error: Error): void {
-    if (this.degraded) return;
-    this.degraded = true;
-    this.log.warning(`Redis is unreachable (${error.message}): changes are not shared with other replicas until it is back; this replica serves on alone`);
-  }
-
-  private recover(): void {
-    if (!this.degraded) return;
-    this.degraded = false;
-    this.log.warning('Redis is back: changes are shared with the other replicas again');
+    this.stop();
   }
 }
 

@@ -42,6 +42,8 @@ export interface HandlerHost {
   readonly pageSize: number;
   readonly completes: boolean;
   setClientLogLevel(level: LogLevel): void;
+  /** A resources/subscribe (true) or unsubscribe (false) took effect. */
+  subscribed(uri: string, on: boolean): void;
   exposedTools(): AnyTool[];
   /** The tool of that name if this session exposes it. */
   exposedTool(name: string): AnyTool | undefined;
@@ -227,10 +229,12 @@ function installResourceHandlers(sdk: Server, host: HandlerHost): void {
         return found!.template.def.subscribe?.(uri, found!.variables, context, change);
       }),
     );
+    host.subscribed(uri, true);
     return {};
   });
   sdk.setRequestHandler('resources/unsubscribe', async (request) => {
     await changes.unsubscribe(host.sessionId, request.params.uri);
+    host.subscribed(request.params.uri, false);
     return {};
   });
 }

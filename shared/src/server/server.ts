@@ -23,7 +23,7 @@ import {
 import { ToolError, UsageError } from '../core/errors.js';
 import { legacyClientFeatures, modernClientFeatures } from './client-requests.js';
 import { InputLedger, InputNeeded, processRequestStateSeal, type RequestStateSeal } from './input-requests.js';
-import { LOG_LEVELS, Logger, newErrorId, type LogLevel } from '../core/logging.js';
+import { LOG_LEVELS, Logger, isLogLevel, newErrorId, type LogLevel } from '../core/logging.js';
 import { LIST_ROOTS_RESULT, decodeVariable, installHandlers, type AnyTool, type HandlerHost, type RegisteredTemplate } from './handlers.js';
 import { PathGuard, noRootsMessage } from '../files/paths.js';
 import { CancelledError, ProgressReporter } from '../core/progress.js';
@@ -83,6 +83,17 @@ export interface SuiteServerOptions {
 export type ListKind = 'tools' | 'resources' | 'prompts';
 
 /**
+ * What a 2025-era client has asked of its session beyond each request: the resources it subscribed
+ * to, its log level, the toolsets it switched on. Replicas keep it in Redis, so that the session
+ * continues on another replica as it was.
+ */
+export interface SessionState {
+  subscriptions: string[];
+  logLevel: LogLevel;
+  toolsets: string[];
+}
+
+/**
  * The SDK builds an Ajv instance per Server (about 20 KiB of heap each) unless given one; every
  * session shares this one, which is what makes an idle HTTP session cheap.
  */
@@ -126,6 +137,9 @@ export class SuiteServer {
   private readonly closeHandlers: (() => void | Promise<void>)[] = [];
   private readonly rootsManager: RootsManager | undefined;
   private clientLogLevel: LogLevel = 'info';
+  /** The URIs this 2025 session subscribed to (resources/subscribe), for its session state. */
+  private readonly subscribed = new Set<string>();
+  private stateListener: ((state: SessionState) => void) | undefined;
   private guard: { key: string; guard: PathGuard } | undefined;
   private sdk: Server | undefined;
   private era: ProtocolEra = 'legacy';
@@ -194,7 +208,48 @@ export class SuiteServer {
       .map((t) => t.name)
       .filter((n) => !before.has(n));
     if (added.length > 0) this.listChanged('tools');
+    this.stateChanged();
     return added;
+  }
+
+  /** What this session carries to another replica (see {@link SessionState}). */
+  sessionState(): SessionState {
+    return { subscriptions: [...this.subscribed], logLevel: this.clientLogLevel, toolsets: this.gate.enabledToolsets() };
+  }
+
+  /** Runs after each change of {@link sessionState} the client makes (not after a restore). */
+  onSessionStateChange(handler: (state: SessionState) => void): this {
+    this.stateListener = handler;
+    return this;
+  }
+
+  /**
+   * Makes this session what another replica's copy of it says: its log level and toolsets, and the
+   * subscriptions it follows (new ones followed, dropped ones released). Says nothing back.
+   */
+  async restoreSessionState(state: SessionState): Promise<void> {
+    const listener = this.stateListener;
+    this.stateListener = undefined;
+    try {
+      if (isLogLevel(state.logLevel)) this.clientLogLevel = state.logLevel;
+      for (const name of state.toolsets) {
+        if (this.gate.toolsets.some((t) => t.name === name) && !this.gate.isEnabled(name)) this.enableToolset(name);
+      }
+      const wanted = new Set(state.subscriptions);
+      for (const uri of [...this.subscribed]) {
+        if (wanted.has(uri)) continue;
+        this.subscribed.delete(uri);
+        await this.options.changes?.unsubscribe(this.sessionId, uri);
+      }
+      const added = [...wanted].filter((uri) => !this.subscribed.has(uri));
+      for (const uri of await this.listen(added)) this.subscribed.add(uri);
+    } finally {
+      this.stateListener = listener;
+    }
+  }
+
+  private stateChanged(): void {
+    this.stateListener?.(this.sessionState());
   }
 
   /** The tools this session exposes, in registration order. */
@@ -551,7 +606,15 @@ export class SuiteServer {
       prompts: this.prompts,
       pageSize: this.options.pageSize ?? 500,
       completes: this.capabilities().completions !== undefined,
-      setClientLogLevel: (level) => (this.clientLogLevel = level),
+      setClientLogLevel: (level) => {
+        this.clientLogLevel = level;
+        this.stateChanged();
+      },
+      subscribed: (uri, on) => {
+        if (on) this.subscribed.add(uri);
+        else this.subscribed.delete(uri);
+        this.stateChanged();
+      },
       exposedTools: () => this.exposedTools(),
       exposedTool: (name) => {
         const tool = this.registered.get(name);

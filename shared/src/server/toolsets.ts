@@ -101,6 +101,11 @@ export class ToolGate {
     return off.length > 0;
   }
 
+  /** The toolsets switched on, by name (what a 2025 session carries to another replica). */
+  enabledToolsets(): string[] {
+    return [...this.enabled];
+  }
+
   /** Names given with `--tools` that no registered tool has (a typo the user should hear about). */
   unknownTools(registered: Iterable<string>): string[] {
     const names = new Set(registered);

@@ -1,14 +1,17 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { isInitializeRequest, type JSONRPCMessage, type McpHandlerRequestOptions, type WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import type { NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { authFrom, type AuthInfo, type SessionInfo } from '../server/context.js';
 import { ListenBridge, listenFilterOf } from '../changes/listen.js';
 import type { Logger } from '../core/logging.js';
 import { MemoryReleaser } from './memory.js';
 import type { SuiteServer } from '../server/server.js';
 import { SseServerTransport } from './sse.js';
+import { UNAVAILABLE } from '../replicas/redis-link.js';
+import { SessionTransport, replicaOfAnswer } from './session-transport.js';
+import { GET_STREAM, type RedisSessionDirectory, type Routed, type SessionNews, type SessionRecord } from '../replicas/session-directory.js';
 import { StdioTransport, type StdioTransportOptions } from './stdio.js';
 
 /**
@@ -103,6 +106,11 @@ export interface HttpOptions {
    * the system instead of waiting for allocation to trigger V8 (default 25; 0 never).
    */
   releaseMemoryAfter?: number;
+  /**
+   * Replicas sharing 2025-era sessions through Redis: a session opened here continues on any
+   * replica, `maxSessions` counts every replica's sessions, and a GET stream resumes elsewhere.
+   */
+  replicas?: RedisSessionDirectory;
   log: Logger;
 }
 
@@ -114,9 +122,16 @@ export interface RunningHttp extends RunningTransport {
 
 /** A session stays bound to the token it was opened with: its digest, or undefined without one. */
 type HttpSession = { server: SuiteServer; lastSeen: number; tokenDigest: Buffer | undefined } & (
-  | { kind: 'streamable'; transport: NodeStreamableHTTPServerTransport }
+  | {
+      kind: 'streamable';
+      transport: WebStandardStreamableHTTPServerTransport;
+      outer: SessionTransport;
+      serve: NodeMcpRequestHandler;
+      serveStream: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+    }
   | { kind: 'sse'; transport: SseServerTransport }
 );
+
 
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -137,10 +152,11 @@ function sessionHeaders(req: http.IncomingMessage): Record<string, string> {
 
 export async function serveHttp(factory: SessionFactory, options: HttpOptions): Promise<RunningHttp> {
   // Loaded here, not at the top: a stdio server should not pay their start-up cost.
-  const [{ NodeStreamableHTTPServerTransport, toNodeHandler }, { createMcpHandler, isLegacyRequest, InMemoryServerEventBus }] = await Promise.all([
+  const [{ toNodeHandler }, { createMcpHandler, isLegacyRequest, InMemoryServerEventBus, WebStandardStreamableHTTPServerTransport }] = await Promise.all([
     import('@modelcontextprotocol/node'),
     import('@modelcontextprotocol/server'),
   ]);
+  const replicas = options.replicas;
   if (options.authToken && options.authenticate) throw new Error('authToken and authenticate exclude each other');
   const sessions = new Map<string, HttpSession>();
   /** Sessions being set up (initialize in flight): they count against the cap too. */
@@ -232,11 +248,105 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
+    replicas?.forget(id);
     await session.transport.close().catch(() => undefined);
     await session.server.close();
     releaser.sessionClosed();
     options.log.info('session closed', { sessions: sessions.size });
   };
+
+  /**
+   * A 2025-era session over Streamable HTTP: the SDK's transport (behind ours when replicas share
+   * sessions), served to Node through the SDK's adapter. Not yet in the session map.
+   */
+  const startStreamable = async (id: string, auth: AuthInfo | undefined, headers: Record<string, string>): Promise<HttpSession & { kind: 'streamable' }> => {
+    const server = await factory({ id, transport: 'http', headers, ...(auth ? { auth } : {}) });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      ...(replicas ? { eventStore: replicas.eventStore(id), onsessionclosed: () => replicas.close(id) } : {}),
+    });
+    const outer = new SessionTransport(transport, id, replicas);
+    const session = {
+      kind: 'streamable' as const,
+      server,
+      transport,
+      outer,
+      serve: toNodeHandler({ fetch: (request, opts) => transport.handleRequest(request, opts) }, { maxRequestBodySize: maxBody }),
+      // A GET for the session's stream: once the SDK answers 200 it has registered the stream.
+      serveStream: (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+        let opened = false;
+        res.once('close', () => {
+          if (opened && outer.streamClosed()) replicas?.release(id);
+        });
+        const fetch = async (request: Request, opts?: McpHandlerRequestOptions): Promise<Response> => {
+          const response = await transport.handleRequest(request, opts);
+          if (response.status === 200) {
+            opened = true;
+            outer.streamOpened();
+            replicas?.hold(id);
+          }
+          return response;
+        };
+        return toNodeHandler({ fetch }, { maxRequestBodySize: maxBody })(req, res);
+      },
+      lastSeen: Date.now(),
+      tokenDigest: auth ? sha256(auth.token) : undefined,
+    };
+    outer.onclose = () => void dropSession(id);
+    if (replicas) server.onSessionStateChange((state) => replicas.saveState(id, state));
+    await server.connect(outer);
+    return session;
+  };
+
+  /**
+   * A session another replica opened, taken up here: its record read from Redis, the client's
+   * initialize replayed to a new copy, its state (subscriptions, log level, toolsets) restored.
+   * Concurrent requests for one session wait for one copy.
+   */
+  const adopting = new Map<string, Promise<HttpSession | undefined>>();
+  const adopt = (id: string, auth: AuthInfo | undefined, req: http.IncomingMessage): Promise<HttpSession | undefined> => {
+    if (!replicas) return Promise.resolve(undefined);
+    let pending = adopting.get(id);
+    if (pending) return pending;
+    pending = (async () => {
+      const record = await replicas.find(id);
+      if (record === UNAVAILABLE || record === undefined || !openedWith(record, auth)) return undefined;
+      const session = await startStreamable(id, auth, sessionHeaders(req));
+      try {
+        await replayInitialize(session.transport, id, record.initialize);
+      } catch (error) {
+        options.log.private('warning', `could not take up session ${id}: ${(error as Error).message}`);
+        await session.server.close();
+        return undefined;
+      }
+      if (record.holder) session.outer.heldBy(record.holder);
+      if (record.state) await session.server.restoreSessionState(record.state);
+      openSession(id, session);
+      return session;
+    })().finally(() => adopting.delete(id));
+    adopting.set(id, pending);
+    return pending;
+  };
+
+  const stopListening = replicas?.listen(
+    (news: SessionNews) => {
+      const session = sessions.get(news.id);
+      if (session?.kind !== 'streamable') return;
+      if (news.kind === 'closed') void dropSession(news.id);
+      else if (news.kind === 'state') void session.server.restoreSessionState(news.state);
+      else if (news.kind === 'notified') session.outer.notified(news.message);
+      else if (news.kind === 'released') session.outer.released(news.from);
+      else {
+        // The client opened its stream elsewhere: one it left here is stale.
+        if (session.outer.holdsStream) session.transport.closeStandaloneSSEStream();
+        session.outer.heldBy(news.from);
+      }
+    },
+    (routed: Routed) => {
+      const session = sessions.get(routed.id);
+      if (session?.kind === 'streamable') void session.outer.deliver(routed.message).catch(() => undefined);
+    },
+  );
 
   /** The session a request names, if it exists and the request carries the token the session was opened with. */
   const sessionFor = (id: string, kind: HttpSession['kind'], auth: AuthInfo | undefined, res: http.ServerResponse): HttpSession | undefined => {
@@ -286,9 +396,21 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         return reject(res, body.message === 'too large' ? 413 : 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
       }
       if (sessionId) {
+        if (replicas && !sessions.has(sessionId)) {
+          // A client's answer to another replica's request goes there, without a copy of the session here.
+          const answers = answersFor(body);
+          const record = answers ? await replicas.find(sessionId) : undefined;
+          if (answers && record && record !== UNAVAILABLE && openedWith(record, auth)) {
+            for (const answer of answers) replicas.route(replicaOfAnswer(answer)!, { id: sessionId, message: answer });
+            res.writeHead(202).end();
+            return;
+          }
+          await adopt(sessionId, auth, req);
+        }
         const session = sessionFor(sessionId, 'streamable', auth, res);
         if (session?.kind !== 'streamable') return;
-        return session.transport.handleRequest(req, res, body);
+        replicas?.touch(sessionId);
+        return req.method === 'GET' && isGetStream(req) ? session.serveStream(req, res) : session.serve(req, res, body);
       }
       if (req.method === 'POST' && body !== undefined && !(await isLegacyRequest(probeRequest(req), body, { maxRequestBodySize: maxBody }))) {
         const isListen = (body as { method?: unknown }).method === 'subscriptions/listen';
@@ -299,20 +421,20 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
         return reject(res, 400, 'Bad request: no session id; the first request must be initialize (2025-11-25 and earlier), or every request must carry its protocol version in _meta (2026-07-28).');
       }
-      if (full()) return busy(res);
+      const id = randomUUID();
+      // With replicas the cap counts every replica's sessions, in Redis; without Redis, this one's.
+      const recorded = replicas ? await replicas.open(id, auth ? sha256(auth.token).toString('hex') : '', (body as { params?: unknown }).params, maxSessions) : UNAVAILABLE;
+      if (recorded === false || (recorded === UNAVAILABLE && full())) return busy(res);
       opening += 1;
       try {
-        const id = randomUUID();
-        const server = await factory({ id, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
-        const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-          sessionIdGenerator: () => id,
-          onsessioninitialized: (): void => openSession(id, { kind: 'streamable', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined }),
-        });
-        transport.onclose = () => void dropSession(id);
-        await server.connect(transport);
-        await transport.handleRequest(req, res, body);
-        // An initialize that failed leaves a server no session map holds: release it now.
-        if (!sessions.has(id)) await server.close();
+        const session = await startStreamable(id, auth, sessionHeaders(req));
+        openSession(id, session);
+        await session.serve(req, res, body);
+        // An initialize that failed leaves a session no client can use: release it now.
+        if (session.transport.sessionId === undefined) {
+          await dropSession(id);
+          if (recorded === true) await replicas?.close(id);
+        }
       } finally {
         opening -= 1;
       }
@@ -376,6 +498,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweeper);
+      stopListening?.();
       await modern.close();
       releaser.stop();
       await Promise.all([...sessions.keys()].map(dropSession));
@@ -383,6 +506,41 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Replays a session's initialize (and the client's initialized) to a new copy of it, through the
+ * SDK's own transport: the copy then knows the client's capabilities and version as the first did.
+ */
+async function replayInitialize(transport: WebStandardStreamableHTTPServerTransport, id: string, params: Record<string, unknown>): Promise<void> {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const post = (body: unknown, extra: Record<string, string> = {}): Promise<Response> =>
+    transport.handleRequest(new Request('http://replica.invalid/mcp', { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) }));
+  const answer = await (await post({ jsonrpc: '2.0', id: 'replica-initialize', method: 'initialize', params })).text();
+  const version = /"protocolVersion":"([^"]+)"/.exec(answer)?.[1];
+  if (!version) throw new Error('the replayed initialize was refused');
+  const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id, 'mcp-protocol-version': version });
+  if (initialized.status !== 202) throw new Error(`the replayed initialized notification was refused (${initialized.status})`);
+}
+
+/** Whether a request's credentials are those the session was opened with (on whichever replica). */
+function openedWith(record: SessionRecord, auth: AuthInfo | undefined): boolean {
+  const recorded = record.tokenDigest ? Buffer.from(record.tokenDigest, 'hex') : undefined;
+  const digest = auth ? sha256(auth.token) : undefined;
+  if (!recorded || !digest) return recorded === digest;
+  return recorded.length === digest.length && timingSafeEqual(recorded, digest);
+}
+
+/** The body's messages when it holds nothing but answers to other replicas' requests. */
+function answersFor(body: unknown): JSONRPCMessage[] | undefined {
+  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  return messages.length > 0 && messages.every((m) => m && typeof m === 'object' && replicaOfAnswer(m) !== undefined) ? messages : undefined;
+}
+
+/** A GET for the session's own stream, not a resumption of a POST's stream. */
+function isGetStream(req: http.IncomingMessage): boolean {
+  const last = headerValue(req.headers['last-event-id']);
+  return last === undefined || last.startsWith(`${GET_STREAM}/`);
 }
 
 /** The headers of a 2026-07-28 request, as a session factory may read them: no credentials. */
