@@ -5,6 +5,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { Logger, serveHttp, type RunningHttp } from '../src/index.js';
 import { probeServer } from './fixtures/probe-server.js';
+import { realpath } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { makeTempDir } from '@suite/test-kit';
 
 const INIT = {
   jsonrpc: '2.0',
@@ -61,6 +65,29 @@ describe('HTTP transport', () => {
     const out = await clients[1]!.callTool({ name: 'log', arguments: { levels: ['info'] } });
     expect(out.content).toEqual([{ type: 'text', text: 'logged' }]);
     for (const client of clients) await client.close();
+  });
+
+  it('asks a 2025 client for its roots once its GET stream is open (asked before, the request had nowhere to go)', async () => {
+    const { dir, cleanup } = await makeTempDir('http-roots-');
+    try {
+      const server = await start();
+      const client = new Client({ name: 'roots', version: '0' }, { capabilities: { roots: { listChanged: true } } });
+      let asked = 0;
+      client.setRequestHandler(ListRootsRequestSchema, async () => {
+        asked += 1;
+        return { roots: [{ uri: pathToFileURL(dir).href }] };
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      const started = Date.now();
+      const out = await client.callTool({ name: 'allowed_directories', arguments: {} });
+      // Without the answer the call would wait out the 5 s roots wait and see no directories.
+      expect((out.structuredContent as { directories: string[] }).directories).toEqual([await realpath(dir)]);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(asked).toBe(1);
+      await client.close();
+    } finally {
+      await cleanup();
+    }
   });
 
   it('rejects a foreign Host header with 403 (DNS rebinding)', async () => {
