@@ -194,9 +194,18 @@ export class RedisSessionDirectory {
     const streamKey = (streamId: string): string => this.key(`events:${sessionId}:${streamId}`);
     return {
       storeEvent: async (streamId, message) => {
+        // A priming event (empty) only marks the start of a stream: replaying after it is replaying all.
+        if (Object.keys(message).length === 0) return `${streamId}/0-0`;
         const text = JSON.stringify(message);
+        if (streamId !== GET_STREAM) {
+          // A request's own stream has one writer, this replica: the id is made here and the event
+          // written without waiting, so that keeping it costs the call no round trip to Redis.
+          const entry = this.nextEntryId();
+          void this.link.run((redis) => redis.multi().xadd(streamKey(streamId), 'MAXLEN', '~', EVENTS_PER_STREAM, entry, 'm', text).pexpire(streamKey(streamId), this.ttlMs).exec());
+          return `${streamId}/${entry}`;
+        }
         const stored = await this.link.run(async (redis) => {
-          if (streamId === GET_STREAM && isChangeAnnouncement(message)) {
+          if (isChangeAnnouncement(message)) {
             const digest = createHash('sha256').update(text).digest('hex');
             return (await redis.eval(STORE_ONCE, 2, streamKey(streamId), this.key(`seen:${sessionId}:${digest}`), EVENTS_PER_STREAM, text, this.ttlMs)) as string;
           }
@@ -217,13 +226,26 @@ export class RedisSessionDirectory {
         const entries = await this.link.run((redis) => redis.xrange(streamKey(parts.streamId), `(${parts.entry}`, '+', 'COUNT', EVENTS_PER_STREAM));
         if (entries === UNAVAILABLE) return parts.streamId;
         for (const [entry, fields] of entries) {
-          const message = JSON.parse(fields[1] ?? '{}') as JSONRPCMessage;
-          // Priming events (an empty message) only carry an id.
-          if (Object.keys(message).length > 0) await send(`${parts.streamId}/${entry}`, message);
+          await send(`${parts.streamId}/${entry}`, JSON.parse(fields[1] ?? '{}') as JSONRPCMessage);
         }
         return parts.streamId;
       },
     };
+  }
+
+  private lastMs = 0;
+  private sequence = 0;
+
+  /** A Redis stream entry id, increasing across this process (a request's stream has no other writer). */
+  private nextEntryId(): string {
+    const now = Date.now();
+    if (now > this.lastMs) {
+      this.lastMs = now;
+      this.sequence = 0;
+    } else {
+      this.sequence += 1;
+    }
+    return `${this.lastMs}-${this.sequence}`;
   }
 
   private key(name: string): string {
