@@ -58,7 +58,7 @@ export function replicaSessionsSuite(target: ConformanceTarget): void {
       return { lb, replicas };
     }
 
-    it('a session opened on one replica goes on on the other: calls alternate with no sticky sessions', async () => {
+    it('a session opened on one replica goes on on the other, and 2026-07-28 requests alternate too: no sticky sessions', async () => {
       const { lb } = await behindHaproxy();
       const session = await connectHttp(lb.url, { token });
       closers.push(() => session.close());
@@ -69,6 +69,15 @@ export function replicaSessionsSuite(target: ConformanceTarget): void {
       }
       const served = (await lb.served()).map((n, i) => n - before[i]!);
       for (const count of served) expect(count).toBeGreaterThanOrEqual(3);
+      // And a 2026-07-28 client, whose requests stand alone, through the same balancer.
+      const modern = await connectModernHttp(lb.url, { token });
+      closers.push(() => modern.close());
+      const between = await lb.served();
+      for (let i = 0; i < 8; i++) {
+        const result = await modern.callTool({ name: prepared.cheapCall.name, arguments: prepared.cheapCall.arguments });
+        expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      }
+      for (const count of (await lb.served()).map((n, i) => n - between[i]!)) expect(count).toBeGreaterThanOrEqual(3);
     });
 
     it('a replica killed with SIGKILL under load: no request fails after the client retries, and the 2025 session lives on', async () => {
