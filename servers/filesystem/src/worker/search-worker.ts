@@ -1,12 +1,12 @@
 import { parentPort } from 'node:worker_threads';
 import { compileContentQuery, searchFileSync, type CompiledContentQuery, type ContentQuery, type FileSearchOutcome } from '../file-search.js';
-import { insideRoots } from '../open-checked.js';
+import { CheckedOpener, insideRoots } from '../open-checked.js';
 import { encodeOutcomes, type FromSearchWorker, type ToSearchWorker } from '../search-protocol.js';
 
 /**
- * A search_content worker: it opens (checked against the roots, as the main thread would), reads
- * and searches the files it is given, synchronously and one after another, and answers with each
- * batch's outcomes in order. Two or more run at once, so a tree is searched on every core while
+ * A search_content worker: it opens (checked against the roots, as the main thread would, a
+ * directory at a time: see CheckedOpener), reads and searches the files it is given,
+ * synchronously and one after another, and answers with each batch's outcomes in order. Two or more run at once, so a tree is searched on every core while
  * the main thread walks it; the main thread merges the answers in walk order. A job stops at the
  * next chunk once its stop flag is set (a cancellation, the time budget, enough matches).
  */
@@ -17,7 +17,8 @@ if (!port) throw new Error('search-worker runs as a worker thread');
 interface Job {
   query: ContentQuery;
   compiled: CompiledContentQuery;
-  inside: (p: string) => boolean;
+  /** Opens the job's files, checked against its roots; holds the current directory open until the job ends. */
+  opener: CheckedOpener;
   stop: Int32Array;
 }
 
@@ -31,10 +32,11 @@ port.on('message', (message: ToSearchWorker) => {
   try {
     if (message.type === 'job') {
       const { query } = message;
-      jobs.set(message.job, { query, compiled: compileContentQuery(query.pattern, query.literal, query.caseSensitive), inside: insideRoots(message.roots), stop: new Int32Array(message.stop) });
+      jobs.set(message.job, { query, compiled: compileContentQuery(query.pattern, query.literal, query.caseSensitive), opener: new CheckedOpener(insideRoots(message.roots)), stop: new Int32Array(message.stop) });
       return;
     }
     if (message.type === 'end') {
+      jobs.get(message.job)?.opener.close();
       jobs.delete(message.job);
       return;
     }
@@ -46,7 +48,7 @@ port.on('message', (message: ToSearchWorker) => {
     // the files after them cannot be shown (the answer is full before them), so they are not searched.
     let left = message.maxMatches;
     for (const file of message.files) {
-      const outcome: FileSearchOutcome = stopped() || left <= 0 ? { kind: 'stopped' } : searchFileSync(file, job.inside, job.query, job.compiled, left, stopped);
+      const outcome: FileSearchOutcome = stopped() || left <= 0 ? { kind: 'stopped' } : searchFileSync(file, job.opener, job.query, job.compiled, left, stopped);
       if (outcome.kind === 'searched') left -= outcome.matches.length;
       outcomes.push(outcome);
     }
