@@ -109,14 +109,30 @@ export class CheckedOpener {
 
   constructor(private readonly inside: (realPath: string) => boolean) {}
 
+  /** The directory a file is opened through: files come in runs of the same one. */
+  static directoryOf(real: string): string {
+    return real.slice(0, Math.max(0, real.lastIndexOf(path.sep)));
+  }
+
   /** Opens `real` (an absolute real path) for reading; throws as `openCheckedFdSync` does. The caller closes the descriptor. */
   open(real: string): number {
-    const slash = real.lastIndexOf(path.sep);
-    const name = real.slice(slash + 1);
-    if (slash <= 0 || name === '' || name === '.' || name === '..' || procFdDirectory() === null) return openCheckedFdSync(real, this.inside);
-    const directory = real.slice(0, slash);
+    const directory = CheckedOpener.directoryOf(real);
+    const name = real.slice(directory.length + 1);
+    if (directory === '' || name === '' || name === '.' || name === '..' || procFdDirectory() === null) return openCheckedFdSync(real, this.inside);
     if (directory !== this.directory) this.enter(directory);
     return this.prefix === undefined ? openCheckedFdSync(real, this.inside) : openNoFollow(this.prefix + name);
+  }
+
+  /**
+   * Whether the directory the latest files were opened through still lies inside, asked once its
+   * files are read (true when they were opened one by one, each checked): a directory moved out of
+   * the roots meanwhile does not lend them the check it passed on the way in, so what was read
+   * through it is dropped. With this, what is read was inside before its open and after its read.
+   */
+  stillInside(): boolean {
+    if (this.prefix === undefined) return true;
+    const actual = realPathOf(this.directoryFd);
+    return actual !== undefined && this.inside(actual);
   }
 
   close(): void {

@@ -208,6 +208,11 @@ describe('read-side security regressions', () => {
       await symlink(h.outside, dir);
       expect(read(path.join(dir, 'b.txt'))).toBe('inside b\n');
       expect(() => read(path.join(dir, 'secret.txt'))).toThrow(/ENOENT/);
+      expect(opener.stillInside()).toBe(true);
+      // Moved out of the roots once its files were read: what was read through it does not count.
+      await rename(path.join(h.dir, 'walked-moved'), path.join(h.outside, 'walked-out'));
+      expect(opener.stillInside()).toBe(false);
+      await rename(path.join(h.outside, 'walked-out'), path.join(h.dir, 'walked-moved'));
       // A name swapped for a link: refused (O_NOFOLLOW), as outside.
       await symlink(path.join(h.outside, 'secret.txt'), path.join(h.dir, 'walked-moved', 'c.txt'));
       expect(() => read(path.join(h.dir, 'walked-moved', 'c.txt'))).toThrow(OutsideError);

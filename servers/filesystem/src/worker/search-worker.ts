@@ -47,11 +47,22 @@ port.on('message', (message: ToSearchWorker) => {
     // The batch's files come one after another in walk order: once they hold maxMatches matches,
     // the files after them cannot be shown (the answer is full before them), so they are not searched.
     let left = message.maxMatches;
-    for (const file of message.files) {
+    // The files read through one directory, outcomes[from, …): dropped if that directory left the roots meanwhile.
+    let from = 0;
+    const confirm = (): void => {
+      if (job.opener.stillInside()) return;
+      for (let i = from; i < outcomes.length; i++) if ((outcomes[i] as FileSearchOutcome).kind !== 'stopped') outcomes[i] = { kind: 'unreadable' };
+    };
+    for (const [i, file] of message.files.entries()) {
+      if (i > 0 && CheckedOpener.directoryOf(file) !== CheckedOpener.directoryOf(message.files[i - 1] as string)) {
+        confirm();
+        from = i;
+      }
       const outcome: FileSearchOutcome = stopped() || left <= 0 ? { kind: 'stopped' } : searchFileSync(file, job.opener, job.query, job.compiled, left, stopped);
       if (outcome.kind === 'searched') left -= outcome.matches.length;
       outcomes.push(outcome);
     }
+    confirm();
     post({ type: 'results', job: message.job, batch: message.batch, outcomes: encodeOutcomes(outcomes) });
   } catch (error) {
     post({ type: 'failed', job: message.job, message: error instanceof Error ? error.message : String(error) });
