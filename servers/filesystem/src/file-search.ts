@@ -116,6 +116,14 @@ export function searchFileSync(
       size = stat.size;
     }
     if (size > query.maxFileBytes) return { kind: 'too-large' };
+    // Read whole (nearly every file of a source tree) without the text every matching line holds:
+    // no line matches, which is all the search below would find out, at a cost per file.
+    if (compiled.finder && got > 0 && got < CHUNK_BYTES) {
+      if (stop()) return { kind: 'stopped' };
+      const whole = first.subarray(0, got);
+      if (whole.includes(0)) return { kind: 'binary' };
+      if (!compiled.finder.occursIn(whole)) return { kind: 'searched', matches: [] };
+    }
     return searchOpenFile(fd, size, got, query.contextLines, compiled, maxMatches, stop);
   } catch {
     return { kind: 'unreadable' };
