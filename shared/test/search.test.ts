@@ -61,6 +61,36 @@ describe('ByteFinder', () => {
     }
   });
 
+  it('finds the same whichever byte of the needle it anchors on: repeated bytes, common ones, the last one', () => {
+    const next = random(23);
+    for (const needle of ['aab', 'abab', 'aaaa', 'ZX81-RARE-TOKEN', 'pthread_spin_trylock', 'x\n', 'ab', 'q']) {
+      const bytes = Buffer.from(needle);
+      for (let k = 0; k < bytes.length; k++) {
+        // The first buffer a finder sees decides its anchor: here every byte of the needle is common but the k-th.
+        const others = [...bytes.filter((b) => b !== bytes[k]), 0x20];
+        const sample = Buffer.from(Array.from({ length: 256 * 1024 }, (_, i) => others[i % others.length] as number));
+        const finder = ByteFinder.for(needle, false) as ByteFinder;
+        finder.find(sample, 0);
+        // Text made of the needle's own bytes and its pieces, so that partial matches abound.
+        const pieces = [needle, needle.slice(1), needle.slice(0, -1), needle.slice(k), needle.slice(0, k), ' ', 'a'];
+        for (let t = 0; t < 20; t++) {
+          const text = Buffer.from(Array.from({ length: 200 }, () => pieces[Math.floor(next() * pieces.length)]).join(''));
+          for (const from of [0, 1, 37, text.length - needle.length, text.length]) {
+            let expected = text.indexOf(bytes, from);
+            let at = finder.find(text, from);
+            expect(at, `${needle} anchored at ${k}, from ${from}`).toBe(expected);
+            // Every occurrence, one after another.
+            while (expected !== -1) {
+              expected = text.indexOf(bytes, expected + 1);
+              at = finder.find(text, at + 1);
+              expect(at).toBe(expected);
+            }
+          }
+        }
+      }
+    }
+  });
+
   it('finds ASCII text in any case when asked, and refuses what bytes cannot decide', () => {
     const finder = ByteFinder.for('NeedLe', true) as ByteFinder;
     expect(finder.find(Buffer.from('a needle, a NEEDLE'), 0)).toBe(2);

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { countNewlines, lineFinder, lineText, nextLineWith, scanBuffer, type ByteFinder } from '@suite/shared/search';
-import { openCheckedFdSync } from './open-checked.js';
+import type { CheckedOpener } from './open-checked.js';
 
 /**
  * Searches one file for a pattern, line by line, reading it in chunks so memory stays bounded
@@ -85,12 +85,12 @@ export function clipLine(text: string, test: RegExp): string {
 }
 
 /**
- * Opens (checked against the roots), then searches one file. `maxMatches`: stop after this many
- * matches in it. `stop` is asked once per chunk; true ends the file as 'stopped'.
+ * Opens (checked against the roots by `opener`), then searches one file. `maxMatches`: stop after
+ * this many matches in it. `stop` is asked once per chunk; true ends the file as 'stopped'.
  */
 export function searchFileSync(
   file: string,
-  inside: (realPath: string) => boolean,
+  opener: CheckedOpener,
   query: ContentQuery,
   compiled: CompiledContentQuery,
   maxMatches: number,
@@ -98,7 +98,7 @@ export function searchFileSync(
 ): FileSearchOutcome {
   let fd: number;
   try {
-    fd = openCheckedFdSync(file, inside);
+    fd = opener.open(file);
   } catch {
     return { kind: 'unreadable' };
   }
@@ -116,6 +116,14 @@ export function searchFileSync(
       size = stat.size;
     }
     if (size > query.maxFileBytes) return { kind: 'too-large' };
+    // Read whole (nearly every file of a source tree) without the text every matching line holds:
+    // no line matches, which is all the search below would find out, at a cost per file.
+    if (compiled.finder && got > 0 && got < CHUNK_BYTES) {
+      if (stop()) return { kind: 'stopped' };
+      const whole = first.subarray(0, got);
+      if (whole.includes(0)) return { kind: 'binary' };
+      if (!compiled.finder.occursIn(whole)) return { kind: 'searched', matches: [] };
+    }
     return searchOpenFile(fd, size, got, query.contextLines, compiled, maxMatches, stop);
   } catch {
     return { kind: 'unreadable' };

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { closeSync, readFileSync } from 'node:fs';
+import { link, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PathGuard } from '@suite/shared';
+import { CheckedOpener, OutsideError, insideRoots } from '../src/open-checked.js';
 import { openVerifiedSync } from '../src/verified-open.js';
 import { startReadSide, type ReadSideHarness } from './read-side-fixture.js';
 
@@ -181,5 +183,46 @@ describe('read-side security regressions', () => {
     const ok = openVerifiedSync(guard, path.join(h.dir, 'notes.txt'), 'notes.txt');
     expect(ok.stat.size).toBe(7);
     ok.close();
+  });
+
+  it("opens a walk's files a directory at a time, and no swap of a directory or a name for a symlink leads out", async () => {
+    const opener = new CheckedOpener(insideRoots([h.dir]));
+    const read = (file: string): string => {
+      const fd = opener.open(file);
+      try {
+        return readFileSync(fd, 'utf8');
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
+    };
+    try {
+      const dir = path.join(h.dir, 'walked');
+      await mkdir(dir);
+      await writeFile(path.join(dir, 'a.txt'), 'inside a\n');
+      await writeFile(path.join(dir, 'b.txt'), 'inside b\n');
+      expect(read(path.join(dir, 'a.txt'))).toBe('inside a\n');
+      // The directory is swapped for a link out of the roots while the opener is in it: the next
+      // name is looked up in the directory it checked, wherever that now is, not through the link.
+      await rename(dir, path.join(h.dir, 'walked-moved'));
+      await symlink(h.outside, dir);
+      expect(read(path.join(dir, 'b.txt'))).toBe('inside b\n');
+      expect(() => read(path.join(dir, 'secret.txt'))).toThrow(/ENOENT/);
+      expect(opener.stillInside()).toBe(true);
+      // Moved out of the roots once its files were read: what was read through it does not count.
+      await rename(path.join(h.dir, 'walked-moved'), path.join(h.outside, 'walked-out'));
+      expect(opener.stillInside()).toBe(false);
+      await rename(path.join(h.outside, 'walked-out'), path.join(h.dir, 'walked-moved'));
+      // A name swapped for a link: refused (O_NOFOLLOW), as outside.
+      await symlink(path.join(h.outside, 'secret.txt'), path.join(h.dir, 'walked-moved', 'c.txt'));
+      expect(() => read(path.join(h.dir, 'walked-moved', 'c.txt'))).toThrow(OutsideError);
+      // Entering a directory that is a link by the time it is opened: refused, file by file.
+      expect(() => read(path.join(h.dir, 'dir-out', 'secret.txt'))).toThrow(OutsideError);
+      expect(() => read(path.join(dir, 'secret.txt'))).toThrow(OutsideError);
+      expect(() => read(path.join(h.dir, 'link-out'))).toThrow(OutsideError);
+      expect(read(path.join(h.dir, 'notes.txt'))).toBe('inside\n');
+    } finally {
+      opener.close();
+    }
   });
 });

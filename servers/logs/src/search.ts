@@ -124,7 +124,7 @@ export interface SearchHooks {
    * For a part of a file that more of the file follows: the first `n` lines after it, which
    * complete the after-context of the part's last matches.
    */
-  linesAfter?(n: number): string[];
+  linesAfter: ((n: number) => string[]) | undefined;
 }
 
 /** Where a part of a file starts: what a search from the start of the file would know there. */

@@ -14,8 +14,13 @@ import { rootContaining, walkBatches } from '../walk.js';
 
 const DEFAULT_CONTENT_RESULTS = 100;
 const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
-/** Files per batch sent to a search worker: small enough that the first matches come back soon. */
-const BATCH_FILES = 32;
+/**
+ * Files per batch sent to a search worker: the first ones small, so that the first matches come
+ * back soon, then larger (each batch is a message each way and a wake-up of this thread: over
+ * /usr/include, batches of 128 took 3 to 4 ms less CPU than batches of 32).
+ */
+const FIRST_BATCH_FILES = 32;
+const BATCH_FILES = 128;
 
 /** Checks a pattern the way a search compiles it; an invalid one is an invalid argument that says what to do. */
 function checkQuery(pattern: string, literal: boolean, caseSensitive: boolean): void {
@@ -133,12 +138,14 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
       const run = new SearchRun(query, guard.directories, budget);
       const queue: { entries: Queued[]; outcomes: Promise<FileSearchOutcome[]> }[] = [];
       let batch: Queued[] = [];
+      let batchFiles = FIRST_BATCH_FILES;
       // The cap is reached: a file after that means there may be more matches.
       let full = false;
       const send = (): void => {
         if (batch.length === 0) return;
         queue.push({ entries: batch, outcomes: run.submit(batch.map((e) => e.path), maxMatches()) });
         batch = [];
+        batchFiles = Math.min(BATCH_FILES, batchFiles * 2);
       };
       /** Records the oldest batch's outcomes, in order. */
       const takeOldest = async (): Promise<void> => {
@@ -193,7 +200,7 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
                 break walk;
               }
               batch.push({ path: entry.path, relative: entry.relative });
-              if (batch.length >= BATCH_FILES) send();
+              if (batch.length >= batchFiles) send();
               while (!run.canTakeMore) await takeOldest();
             }
             // While the workers have little to do, a directory's few files go out at once.

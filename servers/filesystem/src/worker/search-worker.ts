@@ -1,12 +1,12 @@
 import { parentPort } from 'node:worker_threads';
 import { compileContentQuery, searchFileSync, type CompiledContentQuery, type ContentQuery, type FileSearchOutcome } from '../file-search.js';
-import { insideRoots } from '../open-checked.js';
+import { CheckedOpener, insideRoots } from '../open-checked.js';
 import { encodeOutcomes, type FromSearchWorker, type ToSearchWorker } from '../search-protocol.js';
 
 /**
- * A search_content worker: it opens (checked against the roots, as the main thread would), reads
- * and searches the files it is given, synchronously and one after another, and answers with each
- * batch's outcomes in order. Two or more run at once, so a tree is searched on every core while
+ * A search_content worker: it opens (checked against the roots, as the main thread would, a
+ * directory at a time: see CheckedOpener), reads and searches the files it is given,
+ * synchronously and one after another, and answers with each batch's outcomes in order. Two or more run at once, so a tree is searched on every core while
  * the main thread walks it; the main thread merges the answers in walk order. A job stops at the
  * next chunk once its stop flag is set (a cancellation, the time budget, enough matches).
  */
@@ -17,7 +17,8 @@ if (!port) throw new Error('search-worker runs as a worker thread');
 interface Job {
   query: ContentQuery;
   compiled: CompiledContentQuery;
-  inside: (p: string) => boolean;
+  /** Opens the job's files, checked against its roots; holds the current directory open until the job ends. */
+  opener: CheckedOpener;
   stop: Int32Array;
 }
 
@@ -31,10 +32,11 @@ port.on('message', (message: ToSearchWorker) => {
   try {
     if (message.type === 'job') {
       const { query } = message;
-      jobs.set(message.job, { query, compiled: compileContentQuery(query.pattern, query.literal, query.caseSensitive), inside: insideRoots(message.roots), stop: new Int32Array(message.stop) });
+      jobs.set(message.job, { query, compiled: compileContentQuery(query.pattern, query.literal, query.caseSensitive), opener: new CheckedOpener(insideRoots(message.roots)), stop: new Int32Array(message.stop) });
       return;
     }
     if (message.type === 'end') {
+      jobs.get(message.job)?.opener.close();
       jobs.delete(message.job);
       return;
     }
@@ -45,11 +47,22 @@ port.on('message', (message: ToSearchWorker) => {
     // The batch's files come one after another in walk order: once they hold maxMatches matches,
     // the files after them cannot be shown (the answer is full before them), so they are not searched.
     let left = message.maxMatches;
-    for (const file of message.files) {
-      const outcome: FileSearchOutcome = stopped() || left <= 0 ? { kind: 'stopped' } : searchFileSync(file, job.inside, job.query, job.compiled, left, stopped);
+    // The files read through one directory, outcomes[from, …): dropped if that directory left the roots meanwhile.
+    let from = 0;
+    const confirm = (): void => {
+      if (job.opener.stillInside()) return;
+      for (let i = from; i < outcomes.length; i++) if ((outcomes[i] as FileSearchOutcome).kind !== 'stopped') outcomes[i] = { kind: 'unreadable' };
+    };
+    for (const [i, file] of message.files.entries()) {
+      if (i > 0 && CheckedOpener.directoryOf(file) !== CheckedOpener.directoryOf(message.files[i - 1] as string)) {
+        confirm();
+        from = i;
+      }
+      const outcome: FileSearchOutcome = stopped() || left <= 0 ? { kind: 'stopped' } : searchFileSync(file, job.opener, job.query, job.compiled, left, stopped);
       if (outcome.kind === 'searched') left -= outcome.matches.length;
       outcomes.push(outcome);
     }
+    confirm();
     post({ type: 'results', job: message.job, batch: message.batch, outcomes: encodeOutcomes(outcomes) });
   } catch (error) {
     post({ type: 'failed', job: message.job, message: error instanceof Error ? error.message : String(error) });

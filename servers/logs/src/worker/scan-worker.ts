@@ -75,7 +75,8 @@ async function scanFile(file: ScanFileMessage): Promise<void> {
             post({ type: 'matches', matches });
           },
           chunkDone: progress,
-          ...(part?.more ? { linesAfter: (n: number) => linesFrom(file.fd, part.end, n) } : {}),
+          // Always present (undefined for a file's last part), so every call hands the search hooks of one shape: the compiled loop stays.
+          linesAfter: part?.more ? (n: number) => linesFrom(file.fd, part.end, n) : undefined,
         },
         part,
       );
