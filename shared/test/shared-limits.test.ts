@@ -143,14 +143,15 @@ describe('RedisSharedLimits (replicas sharing a Redis)', () => {
 
   it('a held slot is renewed: a task longer than the lease keeps it', async () => {
     const redis = await privateRedis();
-    const [a, b] = [replica(redis.url, { leaseMs: 300 }).limits, replica(redis.url, { leaseMs: 300 }).limits];
+    const [a, b] = [replica(redis.url, { leaseMs: 600 }).limits, replica(redis.url, { leaseMs: 600 }).limits];
     let bRan = 0;
-    const long = a.withSlot(SCOPE, 1, () => sleep(1_200));
+    // Three leases long: held only if renewed.
+    const long = a.withSlot(SCOPE, 1, () => sleep(1_800));
     await sleep(50);
     const started = Date.now();
     await b.withSlot(SCOPE, 1, async () => void (bRan = Date.now() - started));
     await long;
-    expect(bRan).toBeGreaterThan(1_000);
+    expect(bRan).toBeGreaterThan(1_500);
   });
 
   it('Redis stopped: limits are kept alone at once, said once; Redis back: shared again, said once', async () => {
