@@ -3,7 +3,7 @@ import type { RedisSessionDirectory } from '../replicas/session-directory.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../core/errors.js';
 import { setProcessChangeRelay } from '../changes/subscriptions.js';
-import { closeSharedLimits, setProcessSharedLimits } from '../replicas/shared-limits.js';
+import { setProcessSharedLimits } from '../replicas/shared-limits.js';
 import { configureRequestState } from '../server/input-requests.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from '../core/logging.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transports/stdio.js';
@@ -261,7 +261,6 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     await running?.close().catch(() => undefined);
     await prepared?.close?.().catch(() => undefined);
     await relay?.close().catch(() => undefined);
-    await closeSharedLimits().catch(() => undefined);
     // Children the server's own close did not stop (a git call in flight) go now, and are reaped
     // before we exit rather than left to init.
     await terminateAllProcesses(300);
@@ -311,8 +310,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
       };
       setProcessChangeRelay(changes);
       sessionDirectory = new RedisSessionDirectory(link, idleSeconds * 1000);
-      // Made when a server first keeps a limit (github); the requestState key, which replicas share, keys the hashes.
-      setProcessSharedLimits(() => new RedisSharedLimits(redisUrl, log.child('redis'), { prefix, ...(stateKey !== undefined ? { secret: stateKey } : {}) }));
+      // Upstream limits (github's per token) under names keyed by the requestState key, which replicas share.
+      setProcessSharedLimits(new RedisSharedLimits(link, log.child('redis'), stateKey !== undefined ? { secret: stateKey } : {}));
     }
 
     prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection }, log);

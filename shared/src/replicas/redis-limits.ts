@@ -1,7 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { CancelledError } from '../core/progress.js';
 import type { Logger } from '../core/logging.js';
+import { UNAVAILABLE, type Answer, type RedisLink } from './redis-link.js';
 import { MemorySharedLimits, type KnownLimit, type SharedLimits } from './shared-limits.js';
 
 /**
@@ -10,10 +11,11 @@ import { MemorySharedLimits, type KnownLimit, type SharedLimits } from './shared
  * replicas. A slot is a lease in a sorted set that the holder renews while its request runs, so
  * a replica that dies gives its slots back within one lease.
  *
- * Redis is waited for at most `commandTimeoutMs` per command and not at all while it is known to
- * be down: then each replica keeps its own limits (which it always keeps too), says so once, and
- * shares again by itself when Redis is back. Scopes become Redis keys only as an HMAC under the
- * deployment's secret (the requestState key), so a dump of Redis names no credential.
+ * Redis is not waited for while it is known to be down, and after a command that failed or did
+ * not answer in time (the link gives one a second) it is left alone for a while: each replica then
+ * keeps its own limits (which it always keeps too), says so once, and shares again by itself.
+ * Scopes become Redis keys only as an HMAC under the deployment's secret (the requestState key),
+ * so a dump of Redis names no credential.
  */
 
 /** Takes a slot if fewer than ARGV[1] unexpired leases are held: [key], [cap, leaseMs, id] -> 1 or 0. Redis's clock, not the replicas'. */
@@ -46,77 +48,40 @@ end
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PXAT', ARGV[1])
 return 1`;
 
-interface LimitCommands {
-  takeSlot(key: string, cap: number, leaseMs: number, id: string): Promise<number>;
-  renewSlot(key: string, leaseMs: number, id: string): Promise<number>;
-  recordLimit(key: string, until: number, detail: string): Promise<number>;
-}
-
 export interface RedisLimitsOptions {
-  /** Prefix of every key (the deployment's, as --redis-prefix). */
-  prefix?: string;
   /** Keys the HMAC that turns a scope into a key; replicas must share it (the requestState key). */
   secret?: string;
   /** How long a slot is held without renewal: a dead replica's slots come back within this. */
   leaseMs?: number;
-  /** The longest one Redis command is waited for. */
-  commandTimeoutMs?: number;
-  /** After a command failed, how long Redis is left alone before it is tried again. */
+  /** After a command failed or timed out, how long Redis is left alone before it is asked again. */
   retryAfterMs?: number;
 }
 
 export class RedisSharedLimits implements SharedLimits {
   /** This replica's own limits: always kept, and all there is while Redis is away. */
   private readonly local = new MemorySharedLimits();
-  private readonly redis: Redis & LimitCommands;
-  private readonly prefix: string;
   private readonly secret: string;
   private readonly leaseMs: number;
   private readonly retryAfterMs: number;
   private readonly digests = new Map<string, string>();
   /** Woken when a slot of this replica is given back, so its waiters need not wait for their next poll. */
   private readonly freed = new Set<() => void>();
-  private degraded = false;
+  private alone = false;
   private quietUntil = 0;
-  private closed = false;
-  /** Settles at the first connection, or after a second: until then a command waits for it rather than skipping Redis. */
-  private readonly connected: Promise<void>;
 
   constructor(
-    url: string,
+    private readonly link: RedisLink,
     private readonly log: Logger,
     options: RedisLimitsOptions = {},
   ) {
-    this.prefix = options.prefix ?? 'suite:';
     this.secret = options.secret ?? 'suite shared limits';
     this.leaseMs = options.leaseMs ?? 5_000;
     this.retryAfterMs = options.retryAfterMs ?? 2_000;
-    this.redis = new Redis(url, {
-      // A command for a Redis that is down fails at once: the replica goes on with its own limits.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 2_000,
-      commandTimeout: options.commandTimeoutMs ?? 400,
-      retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
-    }) as Redis & LimitCommands;
-    this.redis.defineCommand('takeSlot', { numberOfKeys: 1, lua: TAKE_SLOT });
-    this.redis.defineCommand('renewSlot', { numberOfKeys: 1, lua: RENEW_SLOT });
-    this.redis.defineCommand('recordLimit', { numberOfKeys: 1, lua: RECORD_LIMIT });
-    this.redis.on('error', (error: Error) => this.degrade(error));
-    this.redis.on('ready', () => this.recover());
-    this.connected = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1_000);
-      timer.unref();
-      this.redis.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
   }
 
   async limitInForce(scope: string, names: readonly string[]): Promise<KnownLimit | undefined> {
     const keys = names.map((name) => this.key('limit', scope, name));
-    const values = await this.shared(() => this.redis.mget(...keys));
+    const values = await this.shared((redis) => redis.mget(...keys));
     const now = Date.now();
     values?.forEach((value, i) => {
       const match = value === null ? null : /^(\d+) ([\s\S]*)$/.exec(value);
@@ -129,7 +94,7 @@ export class RedisSharedLimits implements SharedLimits {
   async recordLimit(scope: string, name: string, limit: KnownLimit): Promise<void> {
     this.local.recordNow(scope, name, limit);
     const until = Math.ceil(limit.until);
-    if (until > Date.now()) await this.shared(() => this.redis.recordLimit(this.key('limit', scope, name), until, limit.detail));
+    if (until > Date.now()) await this.shared((redis) => redis.eval(RECORD_LIMIT, 1, this.key('limit', scope, name), until, limit.detail));
   }
 
   withSlot<T>(scope: string, cap: number, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
@@ -149,26 +114,21 @@ export class RedisSharedLimits implements SharedLimits {
     );
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.redis.disconnect();
-  }
-
   /** Waits for a lease of `key`; resolves with its release, or with a no-op when Redis is away (the local cap then stands alone). */
   private async lease(key: string, cap: number, signal: AbortSignal | undefined): Promise<() => void> {
     const id = randomUUID();
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new CancelledError();
-      const taken = await this.shared(() => this.redis.takeSlot(key, cap, this.leaseMs, id));
+      const taken = await this.shared((redis) => redis.eval(TAKE_SLOT, 1, key, cap, this.leaseMs, id));
       if (taken === undefined) return () => undefined;
       if (taken === 1) break;
       await this.pause(Math.min(10 * 2 ** Math.min(attempt, 4), 100) * (0.5 + Math.random()), signal);
     }
-    const renewal = setInterval(() => void this.shared(() => this.redis.renewSlot(key, this.leaseMs, id)), Math.max(50, Math.floor(this.leaseMs / 3)));
+    const renewal = setInterval(() => void this.shared((redis) => redis.eval(RENEW_SLOT, 1, key, this.leaseMs, id)), Math.max(50, Math.floor(this.leaseMs / 3)));
     renewal.unref();
     return () => {
       clearInterval(renewal);
-      void this.shared(() => this.redis.zrem(key, id));
+      void this.shared((redis) => redis.zrem(key, id));
       for (const wake of [...this.freed]) wake();
     };
   }
@@ -192,19 +152,27 @@ export class RedisSharedLimits implements SharedLimits {
     });
   }
 
-  /** A command's answer, or undefined at once when Redis is known to be away, or after a failure (which marks it away for a while). */
-  private async shared<T>(command: () => Promise<T>): Promise<T | undefined> {
-    await this.connected;
-    if (this.closed || this.redis.status !== 'ready' || Date.now() < this.quietUntil) return undefined;
-    try {
-      const answer = await command();
-      if (this.degraded) this.recover();
-      return answer;
-    } catch (error) {
+  /** A command's answer; undefined at once while Redis is known to be away or left alone after a failure. */
+  private async shared<T>(command: (redis: Redis) => Promise<T>): Promise<T | undefined> {
+    if (!this.link.ready || Date.now() < this.quietUntil) return this.fallBack();
+    const answer: Answer<T> = await this.link.run(command);
+    if (answer === UNAVAILABLE) {
       this.quietUntil = Date.now() + this.retryAfterMs;
-      this.degrade(error as Error);
-      return undefined;
+      return this.fallBack();
     }
+    if (this.alone) {
+      this.alone = false;
+      this.log.warning('Redis is back: upstream limits are shared with the other replicas again');
+    }
+    return answer;
+  }
+
+  private fallBack(): undefined {
+    if (!this.alone) {
+      this.alone = true;
+      this.log.warning('Redis is unreachable: upstream limits (rate limits, requests in flight) are kept by this replica alone until it is back');
+    }
+    return undefined;
   }
 
   /** The Redis key of a scope: an HMAC of it, never the scope (which is derived from a credential). */
@@ -215,19 +183,6 @@ export class RedisSharedLimits implements SharedLimits {
       if (this.digests.size > 10_000) this.digests.clear();
       this.digests.set(scope, digest);
     }
-    return `${this.prefix}${kind}:${digest}${name === undefined ? '' : `:${name}`}`;
-  }
-
-  private degrade(error: Error): void {
-    if (this.degraded || this.closed) return;
-    this.degraded = true;
-    this.log.warning(`Redis is unreachable (${error.message}): upstream limits (rate limits, requests in flight) are kept by this replica alone until it is back`);
-  }
-
-  private recover(): void {
-    this.quietUntil = 0;
-    if (!this.degraded) return;
-    this.degraded = false;
-    this.log.warning('Redis is back: upstream limits are shared with the other replicas again');
+    return `${this.link.prefix}${kind}:${digest}${name === undefined ? '' : `:${name}`}`;
   }
 }

@@ -25,7 +25,6 @@ export interface SharedLimits {
    * Aborting `signal` while waiting throws CancelledError and the task never starts.
    */
   withSlot<T>(scope: string, cap: number, task: () => Promise<T>, signal?: AbortSignal): Promise<T>;
-  close(): Promise<void>;
 }
 
 /** The limits of one process: the default, and what a shared implementation falls back on. */
@@ -83,31 +82,17 @@ export class MemorySharedLimits implements SharedLimits {
       if (held.users === 0 && this.slots.get(key) === held) this.slots.delete(key);
     }
   }
-
-  async close(): Promise<void> {
-    this.known.clear();
-  }
 }
 
-let makeProcessLimits: (() => SharedLimits) | undefined;
 let processLimits: SharedLimits | undefined;
 
-/**
- * Sets how the process's limits are made (the CLI does, for --redis-url); they are made at the
- * first `sharedLimits()`, so a server that keeps no limits opens no connection for them.
- */
-export function setProcessSharedLimits(make: (() => SharedLimits) | undefined): void {
-  makeProcessLimits = make;
-  processLimits = undefined;
+/** Sets the process's limits (the CLI does, for --redis-url); every later `sharedLimits()` answers them. */
+export function setProcessSharedLimits(limits: SharedLimits | undefined): void {
+  processLimits = limits;
 }
 
 /** The process's limits: shared through Redis with --redis-url, this process's alone otherwise. */
 export function sharedLimits(): SharedLimits {
-  processLimits ??= makeProcessLimits?.() ?? new MemorySharedLimits();
+  processLimits ??= new MemorySharedLimits();
   return processLimits;
-}
-
-/** Closes the process's limits if they were made (at shutdown). */
-export async function closeSharedLimits(): Promise<void> {
-  await processLimits?.close();
 }
