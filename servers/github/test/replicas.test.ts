@@ -30,8 +30,11 @@ const textOf = (result: { content: unknown }): string => (result.content as { te
 
 describe('GitHub limits shared by replicas (--redis-url): rate limits learned and requests in flight, per token', () => {
   const closers: (() => Promise<unknown>)[] = [];
+  const logs: (() => string)[] = [];
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+    // The replicas log at info level, and no line names a token.
+    for (const log of logs.splice(0)) for (const token of Object.values(TOKENS)) expect(log()).not.toContain(token);
   });
 
   async function world(): Promise<{ fake: FakeGithub; redis: PrivateRedis; dir: string }> {
@@ -53,6 +56,7 @@ describe('GitHub limits shared by replicas (--redis-url): rate limits learned an
     return Promise.all(
       started.map(async (r) => {
         closers.push(() => r.server.stop());
+        logs.push(() => r.server.stderr());
         const [alice, bob] = await Promise.all([connectModernHttp(r.url, { token: TOKENS.alice }), connectModernHttp(r.url, { token: TOKENS.bob })]);
         closers.push(() => alice.close(), () => bob.close());
         return { process: r, alice, bob };
