@@ -11,6 +11,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@suite\/test-kit$/, replacement: here('../test-kit/src/testing.ts') },
+      { find: /^@suite\/test-kit\/replicas$/, replacement: here('../test-kit/src/replicas.ts') },
       { find: /^@suite\/shared$/, replacement: here('src/index.ts') },
     ],
   },

@@ -70,6 +70,7 @@ export { encodeCursor, decodeCursor, paginate, type Page } from './server/pagina
 export { nestedQuantifier } from './text/regex-safety.js';
 export { ProtocolError } from './server/protocol-errors.js';
 export { ConcurrencyLimit } from './process/concurrency.js';
+export { MemorySharedLimits, sharedLimits, setProcessSharedLimits, type SharedLimits, type KnownLimit } from './replicas/shared-limits.js';
 export {
   runProcess,
   processCounts,

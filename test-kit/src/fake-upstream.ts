@@ -75,6 +75,9 @@ export interface FakeUpstream {
   fault(fault: FakeFault): void;
   /** Every request received, in order. */
   readonly requests: FakeRequest[];
+  /** Requests being answered now, and the most at once since the start (or the last reset): a cap on requests in flight, seen from upstream. */
+  inFlight(): { now: number; max: number };
+  resetInFlight(): void;
   close(): Promise<void>;
 }
 
@@ -167,9 +170,14 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const rewrites: { match: (path: string) => Record<string, string> | undefined; to: (params: Record<string, string>) => string | undefined }[] = [];
   const faults: (FakeFault & { left: number; matchPath: (path: string) => boolean })[] = [];
   const requests: FakeRequest[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
 
   const server = http.createServer((req, res) => {
     const receivedAt = Date.now();
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.once('close', () => (inFlight -= 1));
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const body = await readBody(req);
@@ -224,6 +232,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    inFlight: () => ({ now: inFlight, max: maxInFlight }),
+    resetInFlight: () => (maxInFlight = inFlight),
     route(method, pattern, handler) {
       routes.push({ method: method.toUpperCase(), match: compile(pattern), handler });
     },

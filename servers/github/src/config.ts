@@ -74,6 +74,14 @@ export interface ThrottleSettings {
   retryBaseMs: number;
   /** The whole tool call (every request and retry it makes) must finish within this. */
   requestTimeoutMs: number;
+  /**
+   * Most requests of one token waiting on GitHub at once, across the sessions of the process (and
+   * with --redis-url across replicas); the others queue in order. GitHub allows 100 concurrent
+   * requests per user before its secondary rate limit, and a burst of calls then shares a few
+   * kept-alive connections instead of opening one each (1,000 concurrent calls opened 1,000
+   * connections). Ten in flight still send far more per hour than GitHub's hourly limits allow.
+   */
+  maxInFlight: number;
 }
 
 export const DEFAULT_THROTTLE: ThrottleSettings = {
@@ -84,6 +92,7 @@ export const DEFAULT_THROTTLE: ThrottleSettings = {
   retries: 2,
   retryBaseMs: 1000,
   requestTimeoutMs: 30_000,
+  maxInFlight: 10,
 };
 
 export interface GithubConfig {

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { Octokit } from '@octokit/rest';
-import { ConcurrencyLimit, ToolError, type Logger } from '@suite/shared';
+import { ToolError, sharedLimits, type Logger } from '@suite/shared';
 import type { GithubConfig } from './config.js';
 import { apiPath, repoOfPath } from './github-errors.js';
 import { sendRequest, type GithubResponse, type SendSettings } from './github-request.js';
@@ -31,14 +31,6 @@ const NEUTRAL_GETS = [/^\/user$/, /^\/users\/[^/]+$/, /^\/orgs\/[^/]+$/, /^\/use
 const SCOPED_SEARCHES = /^\/search\/(code|issues|repositories|commits)$/;
 
 /**
- * Most requests of one token and session waiting on GitHub at once; the others queue in order.
- * GitHub allows 100 concurrent requests per user before its secondary rate limit, and a burst of
- * calls then shares a few kept-alive connections instead of opening one each (1,000 concurrent
- * calls opened 1,000 connections).
- */
-export const MAX_CONCURRENT_REQUESTS = 10;
-
-/**
  * The Octokit instance of each token a session uses (a session normally has one). Built on first
  * use and kept for the session, so a call pays no construction. Octokit only builds requests
  * (routes, parameters, pagination); its request hook hands every one to `guard` and then to
@@ -49,6 +41,8 @@ export class GithubClients {
   private readonly allowlist: RepoAllowlist | undefined;
   private readonly basePath: string;
   private readonly apiOrigin: string;
+  /** Made with the first session (at start-up), so that a shared store is connected before the first request. */
+  private readonly limits = sharedLimits();
 
   constructor(
     private readonly config: GithubConfig,
@@ -86,8 +80,9 @@ export class GithubClients {
       apiOrigin: this.apiOrigin,
       basePath: this.basePath,
       throttle: this.config.throttle,
+      limits: this.limits,
+      maxInFlight: this.config.throttle.maxInFlight,
       maxAnswerBytes: this.config.limits.maxAnswerBytes,
-      turns: new ConcurrencyLimit(MAX_CONCURRENT_REQUESTS),
       log,
       refuseHop: (url, from, status) => this.refuseHop(url, from, status),
     };

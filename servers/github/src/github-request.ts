@@ -1,7 +1,7 @@
-import { ToolError, UpstreamError, formatBytes, type ConcurrencyLimit, type Logger } from '@suite/shared';
+import { ToolError, UpstreamError, formatBytes, type Logger, type SharedLimits } from '@suite/shared';
 import type { ThrottleSettings } from './config.js';
 import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, worthRetrying, writeUncertain } from './github-errors.js';
-import { bucketOf, limitInForce, recordLimit, sleep, spaced } from './rate-limits.js';
+import { bucketOf, sleep, spaced, type LimitBucket } from './rate-limits.js';
 
 /**
  * How every request reaches GitHub, in place of @octokit/request's fetch wrapper and the retry and
@@ -36,12 +36,15 @@ export interface SendSettings {
   token: string | undefined;
   /** Keys this token's shared limits and lanes (a hash, never the token). */
   tokenKey: string;
+  /** Known rate limits and requests in flight, per token: the process's, shared across replicas with --redis-url. */
+  limits: SharedLimits;
+  /** Most requests of one token in flight at once (across replicas with --redis-url). */
+  maxInFlight: number;
   apiOrigin: string;
   basePath: string;
   throttle: ThrottleSettings;
   /** The largest answer read (limits.maxAnswerBytes): GitHub's largest pages are a few MB. */
   maxAnswerBytes: number;
-  turns: ConcurrencyLimit;
   log: Logger;
   /** A refusal when a redirect to `url` must not be followed (the allowlist), undefined to follow it. */
   refuseHop(url: URL, from: URL, status: number): ToolError | undefined;
@@ -70,11 +73,11 @@ export async function sendRequest(plan: PlannedRequest, settings: SendSettings):
 
 /** The request, with a wait for a known limit first, and the retries a read may have. */
 async function attempts(plan: PlannedRequest, settings: SendSettings, path: string | undefined): Promise<GithubResponse> {
-  const { throttle, tokenKey, log } = settings;
+  const { throttle, tokenKey, limits, log } = settings;
   const bucket = bucketOf(path);
   let waitedForLimit = false;
   for (let attempt = 0; ; attempt++) {
-    const limit = limitInForce(tokenKey, bucket);
+    const limit = await limits.limitInForce(tokenKey, [bucket, 'all']);
     if (limit) {
       const waitMs = limit.until - Date.now();
       if (waitedForLimit || waitMs > throttle.maxRateLimitWaitSeconds * 1000) {
@@ -86,11 +89,11 @@ async function attempts(plan: PlannedRequest, settings: SendSettings, path: stri
       waitedForLimit = true;
     }
     try {
-      return await settings.turns.run(() => once(plan, settings, path), plan.signal);
+      return await limits.withSlot(tokenKey, settings.maxInFlight, () => once(plan, settings, path), plan.signal);
     } catch (error) {
       const limited = error instanceof GithubHttpFailure ? rateLimitOf(error) : undefined;
       if (limited) {
-        recordLimit(tokenKey, limited.bucket, { until: limited.until, detail: limited.detail });
+        await limits.recordLimit(tokenKey, limited.bucket, { until: limited.until, detail: limited.detail });
         // A rate-limited request was not carried out, so even a write may go again once, after the wait.
         if (!waitedForLimit && limited.until - Date.now() <= throttle.maxRateLimitWaitSeconds * 1000) continue;
         throw error;
@@ -300,7 +303,7 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
 }
 
 /** A rate-limit answer: which counter, until when, and how to say it. */
-function rateLimitOf(error: GithubHttpFailure): { bucket: 'core' | 'search' | 'code_search' | 'all'; until: number; detail: string } | undefined {
+function rateLimitOf(error: GithubHttpFailure): { bucket: LimitBucket; until: number; detail: string } | undefined {
   if (error.status !== 403 && error.status !== 429) return undefined;
   const headers = error.response.headers;
   const data = error.response.data;

@@ -1,9 +1,10 @@
 import { CancelledError } from '@suite/shared';
 
 /**
- * What this process knows about GitHub's limits and its own pacing, per token. Module state on
- * purpose: every session of the process that uses a token (over HTTP, one per client) shares it,
- * because GitHub counts per token, not per session.
+ * GitHub's limits and this process's pacing, per token. Known rate limits and requests in flight
+ * are kept in shared's SharedLimits (every session of the process, and with --redis-url every
+ * replica, that uses a token sees them, because GitHub counts per token, not per session); the
+ * spacing lanes below are module state of this process.
  */
 
 /** Which of GitHub's counters a request draws on: its x-ratelimit-resource names. Secondary limits and 429s stop every request of the token ('all'). */
@@ -12,40 +13,6 @@ export type LimitBucket = 'core' | 'search' | 'code_search' | 'all';
 export function bucketOf(path: string | undefined): Exclude<LimitBucket, 'all'> {
   if (path === '/search/code') return 'code_search';
   return path?.startsWith('/search/') ? 'search' : 'core';
-}
-
-interface KnownLimit {
-  /** Date.now() at which the limit lifts. */
-  until: number;
-  /** What it is, for the message ("5000 requests per hour used up"). */
-  detail: string;
-}
-
-const known = new Map<string, Map<string, KnownLimit>>();
-
-/** The limit in force for a token's request, if any (the later of its bucket's and the token-wide one). */
-export function limitInForce(tokenKey: string, bucket: Exclude<LimitBucket, 'all'>, now = Date.now()): KnownLimit | undefined {
-  const limits = known.get(tokenKey);
-  if (!limits) return undefined;
-  let found: KnownLimit | undefined;
-  for (const key of [bucket, 'all']) {
-    const limit = limits.get(key);
-    if (limit && limit.until <= now) limits.delete(key);
-    else if (limit && (!found || limit.until > found.until)) found = limit;
-  }
-  // A process serving many tokens keeps only the limits still in force.
-  if (limits.size === 0) known.delete(tokenKey);
-  return found;
-}
-
-export function recordLimit(tokenKey: string, bucket: LimitBucket, limit: KnownLimit): void {
-  let limits = known.get(tokenKey);
-  if (!limits) {
-    limits = new Map();
-    known.set(tokenKey, limits);
-  }
-  const current = limits.get(bucket);
-  if (!current || current.until < limit.until) limits.set(bucket, limit);
 }
 
 /** Resolves after `ms`, or rejects with CancelledError when `signal` aborts first. */

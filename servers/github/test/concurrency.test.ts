@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CONCURRENT_REQUESTS } from '../src/github-client.js';
+import { DEFAULT_THROTTLE } from '../src/config.js';
 import { startWorld, type World } from './helpers.js';
+
+const MAX_CONCURRENT_REQUESTS = DEFAULT_THROTTLE.maxInFlight;
 
 describe('requests in flight to GitHub', () => {
   let world: World;

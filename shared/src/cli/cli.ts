@@ -3,6 +3,7 @@ import type { RedisSessionDirectory } from '../replicas/session-directory.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../core/errors.js';
 import { setProcessChangeRelay } from '../changes/subscriptions.js';
+import { setProcessSharedLimits } from '../replicas/shared-limits.js';
 import { configureRequestState } from '../server/input-requests.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from '../core/logging.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transports/stdio.js';
@@ -287,14 +288,16 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const maxMessageBytes = integerFlag(maxMessageFlag, 'max-message-bytes', DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: MAX_MESSAGE_BYTES_CEILING });
     const maxSessions = integerFlag(values['max-sessions'] as string | undefined, 'max-sessions', 100, { min: 1, max: 100_000 });
     const selection = parseSelection(spec, values);
-    configureRequestState(await requestStateKey(values['request-state-key-file'] as string | undefined));
+    const stateKey = await requestStateKey(values['request-state-key-file'] as string | undefined);
+    configureRequestState(stateKey);
     const redisUrl = (values['redis-url'] as string | undefined) ?? process.env.MCP_REDIS_URL;
     if (redisUrl !== undefined && !http) throw new UsageError('--redis-url (MCP_REDIS_URL) joins HTTP replicas; it applies only with --http.');
     if (redisUrl !== undefined) {
-      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }] = await Promise.all([
+      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }, { RedisSharedLimits }] = await Promise.all([
         import('../replicas/redis-link.js'),
         import('../replicas/redis-relay.js'),
         import('../replicas/session-directory.js'),
+        import('../replicas/redis-limits.js'),
       ]);
       const prefix = (values['redis-prefix'] as string | undefined) ?? process.env.MCP_REDIS_PREFIX ?? `suite:${spec.bin.replace(/^mcp-server-/, '')}:`;
       const link = new RedisLink(redisUrl, log.child('redis'), { prefix });
@@ -307,6 +310,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
       };
       setProcessChangeRelay(changes);
       sessionDirectory = new RedisSessionDirectory(link, idleSeconds * 1000);
+      // Upstream limits (github's per token) under names keyed by the requestState key, which replicas share.
+      setProcessSharedLimits(new RedisSharedLimits(link, log.child('redis'), stateKey !== undefined ? { secret: stateKey } : {}));
     }
 
     prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection }, log);
