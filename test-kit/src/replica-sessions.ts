@@ -110,7 +110,7 @@ export function replicaSessionsSuite(target: ConformanceTarget): void {
       expect((await legacy.callTool(name, args)).isError).toBe(false);
       expect(replicas[0]!.server.hasExited).toBe(true);
       // Some attempts may fail (the ones in flight on the killed replica); the retries carried them.
-      console.log(`${target.name}: ${tally.failedAttempts} attempts failed and were retried`);
+      process.stdout.write(`[replicas] ${target.name}: ${tally.failedAttempts} attempts failed and were retried\n`);
       expect(tally.failedAttempts).toBeLessThanOrEqual(10);
     });
   });
