@@ -4,6 +4,7 @@ import { ToolError, defineTool, isInside, type AnyToolDefinition } from '@suite/
 import { MAX_COPY_ENTRIES, copyDirectory, copyToTemp, publishTemp } from '../entry-copy.js';
 import { resolveEntry } from '../entry-path.js';
 import { withFsErrors } from '../fs-errors.js';
+import { announceWritten } from '../changes-announced.js';
 
 const copyFileInput = z.object({
   source: z.string().describe('File or directory to copy'),
@@ -47,6 +48,7 @@ export function copyFileTool(): AnyToolDefinition {
         const tally = await withFsErrors(destination, 'copy to', () =>
           guard.withWriteLock(to.entry, () => copyDirectory(guard, real, to, source, destination, ctx), { signal: ctx.signal, userPath: destination }),
         );
+        announceWritten(ctx, [], { listChanged: true });
         const skippedNote = tally.skipped.length > 0 ? ` Skipped ${tally.skipped.length}: ${tally.skipped.slice(0, 20).join(', ')}${tally.skipped.length > 20 ? ', ...' : ''}.` : '';
         return {
           text: `Successfully copied directory ${source} to ${destination} (${tally.files} files, ${tally.directories} directories, ${tally.bytes} bytes).${skippedNote}`,
@@ -71,6 +73,7 @@ export function copyFileTool(): AnyToolDefinition {
         ),
       );
       const replaced = to.stat !== undefined;
+      announceWritten(ctx, [to.entry], { listChanged: !replaced });
       return {
         text: `Successfully copied ${source} to ${destination} (${bytes} bytes${replaced ? ', replaced the existing file' : ''}).`,
         structured: { source, destination, kind: 'file' as const, files: 1, directories: 0, bytes, replaced, skipped: [] },

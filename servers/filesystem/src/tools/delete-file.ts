@@ -5,6 +5,7 @@ import { ToolError, defineTool, isInside, tempName, type AnyToolDefinition } fro
 import { entryKind, resolveEntry } from '../entry-path.js';
 import { entryType } from '../entry-type.js';
 import { withFsErrors } from '../fs-errors.js';
+import { announceWritten } from '../changes-announced.js';
 
 const deleteFileInput = z.object({
   path: z.string().describe('File, symlink or directory to delete'),
@@ -50,9 +51,11 @@ export function deleteFileTool(): AnyToolDefinition {
             );
           }
         });
+        announceWritten(ctx, [], { listChanged: true });
         return { text: `Successfully deleted directory ${userPath} and everything in it.`, structured: { path: userPath, kind: what } };
       }
       await withFsErrors(userPath, 'delete', () => guard.withWriteLock(target.entry, () => unlink(target.entry), { signal: ctx.signal, userPath }));
+      announceWritten(ctx, [target.entry], { listChanged: true });
       return { text: `Successfully deleted ${userPath}.`, structured: { path: userPath, kind: what } };
     },
   });

@@ -5,6 +5,7 @@ import { unifiedDiff } from '../diff.js';
 import { withFsErrors } from '../fs-errors.js';
 import { isProbablyText } from '@suite/shared';
 import { applyEdits, editResultSchema, editSchema, type EditOutcome } from '../text-edits.js';
+import { announceWritten } from '../changes-announced.js';
 
 /** edit_file reads the whole file into memory; beyond this it refuses rather than risk the process. */
 export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
@@ -80,6 +81,7 @@ export function editFileTool(): AnyToolDefinition {
       }
       const { diff, stats } = unifiedDiff(outcome.before, outcome.after, `${userPath}\toriginal`, `${userPath}\tmodified`);
       const changed = outcome.after !== outcome.before;
+      if (changed && !dryRun) announceWritten(ctx, [real]);
 
       const notes = outcome.results
         .filter((r) => r.matching === 'whitespace-tolerant')

@@ -6,6 +6,7 @@ import { copyDirectory, copyToTemp, publishTemp } from '../entry-copy.js';
 import { entryKind, resolveEntry, type ResolvedEntry } from '../entry-path.js';
 import { entryType } from '../entry-type.js';
 import { withFsErrors } from '../fs-errors.js';
+import { announceWritten } from '../changes-announced.js';
 
 const moveFileInput = z.object({
   source: z.string().describe('What to move'),
@@ -47,6 +48,7 @@ export function moveFileTool(): AnyToolDefinition {
           userPath: source,
         }),
       );
+      announceWritten(ctx, [from.entry, to.entry], { listChanged: true });
       const text = `Successfully moved ${source} to ${destination}${crossDevice ? ' (copied across filesystems, then removed the source)' : ''}.`;
       return { text, structured: { source, destination, kind: entryKind(from.stat), crossDevice } };
     },

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
 import { withFsErrors } from '../fs-errors.js';
+import { announceWritten } from '../changes-announced.js';
 
 const writeFileInput = z.object({
   path: z.string().describe('File to create or replace'),
@@ -35,6 +36,7 @@ export function writeFileTool(): AnyToolDefinition {
       if (!parent.isDirectory()) throw ToolError.conflict(`Cannot write ${userPath}: its parent is not a directory.`);
       // Serialised with every other writer of the file (an edit in flight finishes first, then this replaces its result).
       await withFsErrors(userPath, 'write', () => guard.withWriteLock(real, () => guard.writeFileAtomic(real, content, { userPath }), { signal: ctx.signal, userPath }));
+      announceWritten(ctx, [real], { listChanged: !exists });
       const bytes = Buffer.byteLength(content, 'utf8');
       const text = `Successfully wrote to ${userPath} (${bytes} bytes, ${exists ? 'replaced' : 'created'}).`;
       return { text, structured: { path: userPath, bytes, created: !exists } };
