@@ -102,7 +102,9 @@ const frame = document.createElement('iframe');
 frame.setAttribute('sandbox', 'allow-scripts');
 frame.style.cssText = 'width:100%;height:100%;border:0';
 document.body.append(frame);
-const bridge = new AppBridge(null, { name: 'suite-test-host', version: '1' }, { serverTools: {} }, { hostContext: { theme: params.get('theme') } });
+const variables = params.get('variables');
+const hostContext = { theme: params.get('theme'), ...(variables ? { styles: { variables: JSON.parse(variables) } } : {}) };
+const bridge = new AppBridge(null, { name: 'suite-test-host', version: '1' }, { serverTools: {} }, { hostContext });
 bridge.oncalltool = (request) => window.hostCallTool(request);
 bridge.onsizechange = () => {};
 window.bridge = bridge;
@@ -126,7 +128,17 @@ export interface AppBrowser {
 
 let hostBundle: Promise<string> | undefined;
 
-export async function openAppInBrowser(options: { html: string; client: Client; theme: 'light' | 'dark'; width?: number; height?: number }): Promise<AppBrowser> {
+export interface AppBrowserOptions {
+  html: string;
+  client: Client;
+  theme: 'light' | 'dark';
+  /** The host's theme CSS variables (`hostContext.styles.variables`), as a host such as Claude sends them. */
+  variables?: Record<string, string>;
+  width?: number;
+  height?: number;
+}
+
+export async function openAppInBrowser(options: AppBrowserOptions): Promise<AppBrowser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium is not at ${CHROMIUM}: install Debian's package (apt-get install -y chromium) or set SUITE_CHROMIUM to the browser's executable.`);
   }
@@ -175,7 +187,8 @@ export async function openAppInBrowser(options: { html: string; client: Client; 
   await page.exposeFunction('hostCallTool', (request: { name: string; arguments?: Record<string, unknown> }) => options.client.callTool(request));
   // Two origins: the host on 127.0.0.1, the app on localhost.
   const appUrl = `http://localhost:${appPort}/app.html`;
-  await page.goto(`http://127.0.0.1:${hostPort}/?theme=${options.theme}&app=${encodeURIComponent(appUrl)}`);
+  const variables = options.variables ? `&variables=${encodeURIComponent(JSON.stringify(options.variables))}` : '';
+  await page.goto(`http://127.0.0.1:${hostPort}/?theme=${options.theme}${variables}&app=${encodeURIComponent(appUrl)}`);
   await page.evaluate(() => (globalThis as unknown as { appReady: Promise<void> }).appReady);
   return {
     page,
@@ -199,5 +212,70 @@ export async function openAppInBrowser(options: { html: string; client: Client; 
       await browser.close();
       for (const s of servers) s.close();
     },
+  };
+}
+
+/**
+ * Table and column names someone else chose: markup and a closing script tag, short enough for
+ * PostgreSQL's 63-byte identifiers. Each would call alert() if it ran (a dialog the browser test sees).
+ */
+export const HOSTILE_NAMES = {
+  table: '<img src=x onerror=alert(1)>',
+  column: '</script><script>alert(2)</script>',
+  reference: '<svg onload=alert(3)>',
+} as const;
+
+/** What the schema view shows of a table: its label, kind and each column as [name, type, key, null, references]. */
+export interface SchemaViewTable {
+  table: string;
+  kind: string;
+  columns: string[][];
+}
+
+/** What the schema view shows, read from its DOM: the cards and the list of foreign keys. */
+export async function readSchemaView(app: Frame): Promise<{ tables: SchemaViewTable[]; foreignKeys: string[] }> {
+  // The page's code as text: this package is Node code, without the DOM's types.
+  return app.evaluate(`({
+    tables: [...document.querySelectorAll('.card')].map((card) => ({
+      table: card.querySelector('h2 .name').textContent,
+      kind: card.querySelector('h2 .kind').textContent,
+      columns: [...card.querySelectorAll('tbody tr')].map((tr) =>
+        [...tr.children].map((td) => (td.classList.contains('refs') ? [...td.querySelectorAll('button')].map((b) => b.textContent).join(' ') : td.textContent)),
+      ),
+    })),
+    foreignKeys: [...document.querySelectorAll('.fks li')].map((li) => li.textContent),
+  })`);
+}
+
+interface ExpectedTable {
+  schema: string | null;
+  name: string;
+  kind: string;
+  columns: { name: string; type: string; notNull: boolean; primaryKey: number }[];
+  foreignKeys: { columns: string[]; schema: string | null; table: string; references: string[] }[];
+}
+
+/** What the schema view must show for tables as the database has them (written out by the test). */
+export function expectedSchemaView(tables: ExpectedTable[]): { tables: SchemaViewTable[]; foreignKeys: string[] } {
+  const label = (schema: string | null, name: string): string => (schema === null ? name : `${schema}.${name}`);
+  return {
+    tables: tables.map((t) => {
+      const compositeKey = t.columns.filter((c) => c.primaryKey > 0).length > 1;
+      return {
+        table: label(t.schema, t.name),
+        kind: t.kind,
+        columns: t.columns.map((c) => [
+          c.name,
+          c.type || 'ANY',
+          c.primaryKey > 0 ? (compositeKey ? `PK ${c.primaryKey}` : 'PK') : '',
+          c.notNull ? 'NOT NULL' : '',
+          t.foreignKeys
+            .filter((k) => k.columns.includes(c.name))
+            .map((k) => `${label(k.schema, k.table)}.${k.references[k.columns.indexOf(c.name)]}`)
+            .join(' '),
+        ]),
+      };
+    }),
+    foreignKeys: tables.flatMap((t) => t.foreignKeys.map((k) => `${label(t.schema, t.name)} (${k.columns.join(', ')}) → ${label(k.schema, k.table)} (${k.references.join(', ')})`)),
   };
 }
