@@ -279,3 +279,69 @@ export function expectedSchemaView(tables: ExpectedTable[]): { tables: SchemaVie
     foreignKeys: tables.flatMap((t) => t.foreignKeys.map((k) => `${label(t.schema, t.name)} (${k.columns.join(', ')}) → ${label(k.schema, k.table)} (${k.references.join(', ')})`)),
   };
 }
+
+/**
+ * Every row of a result grid, as [class, text] per cell, in order: the grid draws only the rows in
+ * view, so this scrolls it from top to bottom a view at a time and keeps each row by its index.
+ */
+export async function readGridRows(app: Frame): Promise<[string, string][][]> {
+  // The page's code as text: this package is Node code, without the DOM's types.
+  return app.evaluate(`(async () => {
+    const scroller = document.querySelector('.scroll');
+    const total = Number(document.querySelector('table.grid').getAttribute('aria-rowcount')) - 1;
+    const rows = new Map();
+    const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+    for (let top = 0; ; top += Math.max(1, scroller.clientHeight - 40)) {
+      scroller.scrollTop = top;
+      scroller.dispatchEvent(new Event('scroll'));
+      await frame();
+      for (const tr of document.querySelectorAll('tbody tr[data-index]')) {
+        rows.set(Number(tr.dataset.index), [...tr.children].map((td) => [td.className, td.textContent]));
+      }
+      if (top >= scroller.scrollHeight) break;
+    }
+    scroller.scrollTop = 0;
+    scroller.dispatchEvent(new Event('scroll'));
+    await frame();
+    if (rows.size !== total) throw new Error('read ' + rows.size + ' rows of ' + total);
+    return [...rows.keys()].sort((a, b) => a - b).map((i) => rows.get(i));
+  })()`);
+}
+
+/**
+ * Scrolls a result grid to its end and reads the first cell of the last rows in view, timed in the
+ * page (performance.now(), one frame included) rather than across playwright's round trips.
+ */
+export async function scrollGridToEnd(app: Frame): Promise<{ ms: number; atEnd: boolean; lastIds: number[] }> {
+  return app.evaluate(`(async () => {
+    const scroller = document.querySelector('.scroll');
+    const start = performance.now();
+    scroller.scrollTop = scroller.scrollHeight;
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    const box = scroller.getBoundingClientRect();
+    const seen = [...document.querySelectorAll('tbody tr[data-index]')].filter((tr) => tr.getBoundingClientRect().top < box.bottom && tr.getBoundingClientRect().bottom > box.top);
+    return {
+      ms: performance.now() - start,
+      atEnd: Math.abs(scroller.scrollTop + scroller.clientHeight - scroller.scrollHeight) < 2,
+      lastIds: seen.slice(-3).map((tr) => Number(tr.firstElementChild.textContent)),
+    };
+  })()`);
+}
+
+/**
+ * Clicks a grid column's sort button `clicks` times (ascending, then descending), timed in the page
+ * with layout included; then scrolls to the top and reads the first cells of the first rows.
+ */
+export async function sortGrid(app: Frame, column: number, clicks: number): Promise<{ ms: number; firstIds: number[] }> {
+  return app.evaluate(`(() => {
+    const button = document.querySelectorAll('thead th .sort')[${column}];
+    const start = performance.now();
+    for (let i = 0; i < ${clicks}; i++) button.click();
+    void document.querySelector('table.grid').getBoundingClientRect();
+    const ms = performance.now() - start;
+    const scroller = document.querySelector('.scroll');
+    scroller.scrollTop = 0;
+    scroller.dispatchEvent(new Event('scroll'));
+    return { ms, firstIds: [...document.querySelectorAll('tbody tr[data-index] td:first-child')].slice(0, 3).map((td) => Number(td.textContent)) };
+  })()`);
+}
