@@ -121,4 +121,5 @@ export {
   type SchemaPage,
   type SchemaTable,
 } from './apps/schema.js';
+export { schemaViewResource, schemaViewUri } from './apps/schema-view.js';
 export { withApps } from './apps/attach.js';

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { expect } from 'vitest';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { AppBridge } from '@modelcontextprotocol/ext-apps/app-bridge';
@@ -80,6 +81,14 @@ export async function bridgeToApp(client: Client, theme: 'light' | 'dark' = 'dar
   return { bridge, port };
 }
 
+
+/** What a host does after a tool call that names an app: the call through its client, then the call's arguments and result to the app. */
+export async function callToolForApp(client: Client, bridge: AppBridge, name: string, args: Record<string, unknown>): Promise<Awaited<ReturnType<Client['callTool']>>> {
+  const result = await client.callTool({ name, arguments: args });
+  await bridge.sendToolInput({ arguments: args });
+  await bridge.sendToolResult(result as never);
+  return result;
+}
 
 
 /**
@@ -344,4 +353,33 @@ export async function sortGrid(app: Frame, column: number, clicks: number): Prom
     scroller.dispatchEvent(new Event('scroll'));
     return { ms, firstIds: [...document.querySelectorAll('tbody tr[data-index] td:first-child')].slice(0, 3).map((td) => Number(td.textContent)) };
   })()`);
+}
+
+/**
+ * The result grid's promise for a large result whose first column counts 1..rows in order: whole
+ * within 300 ms of its arrival (all rows in the scroll range, only a window of them in the DOM),
+ * scrollable to the last row, sortable in under 300 ms. Returns the times, measured in the page.
+ */
+export async function expectWholeGrid(app: Frame, rows: number): Promise<{ firstMs: number; bottomMs: number; sortMs: number }> {
+  const firstMs = Number(await app.evaluate(`document.body.dataset.firstRenderMs`));
+  expect(await app.evaluate(`document.querySelector('table.grid').getAttribute('aria-rowcount')`)).toBe(String(rows + 1));
+  expect(await app.evaluate(`document.querySelectorAll('tbody tr[data-index]').length`)).toBeLessThan(100);
+  const bottom = await scrollGridToEnd(app);
+  expect(bottom.atEnd).toBe(true);
+  expect(bottom.lastIds).toEqual([rows - 2, rows - 1, rows]);
+  const sort = await sortGrid(app, 0, 2);
+  expect(sort.firstIds).toEqual([rows, rows - 1, rows - 2]);
+  expect(firstMs).toBeGreaterThan(0);
+  expect(firstMs).toBeLessThan(300);
+  expect(sort.ms).toBeLessThan(300);
+  return { firstMs, bottomMs: bottom.ms, sortMs: sort.ms };
+}
+
+/** A schema view whose first page the byte budget cut: read to the end, it holds every table once, in order. */
+export async function expectSchemaReadToEnd(schema: { state: { tables: unknown[]; more: boolean; error: string | undefined }; loadMore(): Promise<void> }, expected: unknown[]): Promise<void> {
+  expect(schema.state.tables.length).toBeLessThan(expected.length);
+  expect(schema.state.more).toBe(true);
+  while (schema.state.more) await schema.loadMore();
+  expect(schema.state.error).toBeUndefined();
+  expect(schema.state.tables).toEqual(expected);
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectInProcess, waitUntil } from '@suite/test-kit';
-import { bridgeToApp, startAppServer, type AppHost } from '@suite/test-kit/apps';
+import { bridgeToApp, callToolForApp, expectSchemaReadToEnd, startAppServer, type AppHost } from '@suite/test-kit/apps';
 import { HostConnection } from '@suite/shared/app-kit/rpc';
 import { SchemaController, foreignKeyLinks } from '@suite/shared/app-kit/schema-model';
 import { buildServer } from '../src/server.js';
@@ -29,16 +29,15 @@ describe('the schema view app against the ext-apps AppBridge and the real server
     const { bridge, port } = await bridgeToApp(client);
     const app = new HostConnection(port);
     const schema = new SchemaController(app, { pageTool: 'schema_read_page', pageArgs });
+    let changes = 0;
+    schema.onChange(() => changes++);
     await app.initialize({ name: 'schema-test', version: '1' });
     return {
       schema,
       async show(tool, args) {
-        const result = await client.callTool({ name: tool, arguments: args });
-        let changes = 0;
-        schema.onChange(() => changes++);
-        await bridge.sendToolInput({ arguments: args });
-        await bridge.sendToolResult(result as never);
-        await waitUntil(() => changes > 0 && !schema.state.loading, { what: 'the schema' });
+        const before = changes;
+        const result = await callToolForApp(client, bridge, tool, args);
+        await waitUntil(() => changes > before && !schema.state.loading, { what: 'the schema' });
         return result;
       },
     };
@@ -75,11 +74,7 @@ describe('the schema view app against the ext-apps AppBridge and the real server
   it('pages within the byte cap: a small maxBytes cuts pages, and loading the rest gives every table once', async () => {
     const { schema, show } = await open('modern', { limits: { maxBytes: 400 } });
     await show('list_tables', {});
-    expect(schema.state.tables.length).toBeLessThan(SCHEMA_TABLES.length);
-    expect(schema.state.more).toBe(true);
-    while (schema.state.more) await schema.loadMore();
-    expect(schema.state.error).toBeUndefined();
-    expect(schema.state.tables).toEqual(SCHEMA_TABLES);
+    await expectSchemaReadToEnd(schema, SCHEMA_TABLES);
   });
 
   it('schema_read_page keeps the tools\' limits: a page past the table cap is refused, an unknown table is a not-found message', async () => {

@@ -77,3 +77,4 @@ export function schemaPage(tables: SchemaTable[], options: { offset: number; mor
   return { page: { tables: kept, offset: options.offset, truncated }, text };
 }
 
+
