@@ -2,7 +2,9 @@
  * A result grid page (the SQLite and PostgreSQL servers' apps): a query tool's rows with sortable,
  * resizable columns; NULL, BLOBs, JSON and long text shown as what they are; more rows through the
  * server's app-only page tool. Every value is written as text (never markup): a cell may hold
- * anything someone stored.
+ * anything someone stored. Rows are drawn virtually: only those in view (and a few either side) are
+ * in the DOM, between two spacers that give the scroll area every row's height, so a 10,000-row
+ * result is whole and scrollable at once, and sorting redraws one window, not every row.
  */
 import './grid.css';
 import { applyTheme, h, replace, reportSize, windowPort } from './dom.js';
@@ -21,7 +23,9 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
   const head = h('thead');
   const body = h('tbody');
   const table = h('table', { class: 'grid k-mono', attrs: { 'aria-label': 'Query result' } }, head, body);
-  replace(document.getElementById('app')!, h('div', { class: 'k-bar' }, status, more), h('div', { class: 'scroll' }, table));
+  // Focusable, so that the arrow keys, Page Up/Down, Home and End scroll the rows from the keyboard.
+  const scroller = h('div', { class: 'scroll', attrs: { tabindex: 0, 'aria-label': 'Rows' } }, table);
+  replace(document.getElementById('app')!, h('div', { class: 'k-bar' }, status, more), scroller);
 
   // Long text and JSON open and close in place (Enter or a click).
   body.addEventListener('click', (event) => toggle((event.target as HTMLElement).closest('td')));
@@ -33,7 +37,15 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
     const open = td.classList.toggle('open');
     td.textContent = open ? td.dataset.full : td.dataset.short!;
     td.setAttribute('aria-expanded', String(open));
+    // Remembered by row, so that the cell is still open when its row is drawn again.
+    const row = shownRows?.[Number(td.parentElement!.dataset.index)];
+    if (!row) return;
+    const cells = opened.get(row) ?? new Set<number>();
+    if (open) cells.add(td.cellIndex);
+    else cells.delete(td.cellIndex);
+    opened.set(row, cells);
   }
+  const opened = new WeakMap<Cell[], Set<number>>();
 
   let shownColumns: Column[] | undefined;
   let shownRows: Cell[][] | undefined;
@@ -48,8 +60,9 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
       th.setAttribute('aria-sort', s.sort?.column === i ? (s.sort.descending ? 'descending' : 'ascending') : 'none');
     }
     if (s.rows !== shownRows) {
-      renderRows(s.rows, s.columns);
       shownRows = s.rows;
+      table.setAttribute('aria-rowcount', String(s.rows.length + 1));
+      paint(true);
       if (resultAt !== undefined && !document.body.dataset.firstRenderMs && s.rows.length > 0) {
         void table.offsetHeight; // layout included
         document.body.dataset.firstRenderMs = (performance.now() - resultAt).toFixed(1);
@@ -96,13 +109,21 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
     });
   }
 
-  /** Rows shown at once; the rest follow in chunks, a frame apart, so a large result shows at once and stays responsive. */
-  const FIRST_ROWS = 200;
-  const CHUNK_ROWS = 1000;
-  let renderToken = 0;
+  /** Rows drawn beyond each edge of the view, so that a fast scroll meets drawn rows. */
+  const OVERSCAN = 20;
+  /** A row's height in pixels, measured from the first row drawn (one line each: cells do not wrap until opened). */
+  let rowHeight = 0;
+  let painted = '';
+  // The spacers: one empty cell across every column each, as tall as the rows they stand for.
+  const topPad = h('tr', { class: 'pad', attrs: { 'aria-hidden': 'true' } }, h('td'));
+  const bottomPad = h('tr', { class: 'pad', attrs: { 'aria-hidden': 'true' } }, h('td'));
 
-  function rowElement(row: Cell[], columns: Column[]): HTMLTableRowElement {
+  function rowElement(row: Cell[], index: number, columns: Column[]): HTMLTableRowElement {
     const tr = document.createElement('tr');
+    tr.dataset.index = String(index);
+    tr.setAttribute('aria-rowindex', String(index + 2));
+    if (index % 2 === 1) tr.className = 'alt';
+    const open = opened.get(row);
     for (let i = 0; i < columns.length; i++) {
       const view = cellView(row[i] ?? null, columns[i]!.type);
       const td = document.createElement('td');
@@ -112,36 +133,53 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
         td.dataset.full = view.full;
         td.dataset.short = view.text;
         td.tabIndex = 0;
-        td.setAttribute('aria-expanded', 'false');
+        const isOpen = open?.has(i) === true;
+        if (isOpen) {
+          td.classList.add('open');
+          td.textContent = view.full;
+        }
+        td.setAttribute('aria-expanded', String(isOpen));
       }
       tr.appendChild(td);
     }
     return tr;
   }
 
-  function appendRows(rows: Cell[][], from: number, to: number, columns: Column[]): void {
+  /** Draws the rows in view: the window follows the scroll position; `force` after new rows or a sort. */
+  function paint(force = false): void {
+    const rows = shownRows ?? [];
+    const columns = shownColumns ?? [];
+    if (rows.length === 0) {
+      body.replaceChildren();
+      painted = '';
+      document.body.dataset.rendered = 'true';
+      return;
+    }
+    if (rowHeight === 0) {
+      body.replaceChildren(rowElement(rows[0]!, 0, columns));
+      rowHeight = body.firstElementChild!.getBoundingClientRect().height || 22;
+    }
+    const inView = Math.ceil(scroller.clientHeight / rowHeight) + 1;
+    const first = Math.max(0, Math.floor(scroller.scrollTop / rowHeight) - OVERSCAN);
+    const last = Math.min(rows.length, first + inView + 2 * OVERSCAN);
+    const key = `${first}:${last}`;
+    if (!force && key === painted) return;
+    painted = key;
+    for (const [pad, rowsFor] of [[topPad, first], [bottomPad, rows.length - last]] as const) {
+      const cell = pad.firstElementChild as HTMLTableCellElement;
+      cell.colSpan = Math.max(1, columns.length);
+      cell.style.height = `${rowsFor * rowHeight}px`;
+      pad.hidden = rowsFor === 0;
+    }
     const fragment = document.createDocumentFragment();
-    for (let r = from; r < to; r++) fragment.appendChild(rowElement(rows[r]!, columns));
-    body.appendChild(fragment);
+    fragment.appendChild(topPad);
+    for (let r = first; r < last; r++) fragment.appendChild(rowElement(rows[r]!, r, columns));
+    fragment.appendChild(bottomPad);
+    body.replaceChildren(fragment);
+    document.body.dataset.rendered = 'true';
   }
-
-  function renderRows(rows: Cell[][], columns: Column[]): void {
-    const token = ++renderToken;
-    body.replaceChildren();
-    document.body.dataset.rendered = 'false';
-    appendRows(rows, 0, Math.min(FIRST_ROWS, rows.length), columns);
-    const next = (from: number): void => {
-      if (token !== renderToken) return; // a newer result or sort replaced these rows
-      if (from >= rows.length) {
-        document.body.dataset.rendered = 'true';
-        if (resultAt !== undefined && !document.body.dataset.allRenderedMs) document.body.dataset.allRenderedMs = (performance.now() - resultAt).toFixed(1);
-        return;
-      }
-      appendRows(rows, from, Math.min(from + CHUNK_ROWS, rows.length), columns);
-      setTimeout(() => next(from + CHUNK_ROWS), 0);
-    };
-    setTimeout(() => next(FIRST_ROWS), 0);
-  }
+  scroller.addEventListener('scroll', () => paint());
+  new ResizeObserver(() => paint()).observe(scroller);
 
   void host.initialize({ name: app.name, version: '1' }).then((context) => {
     applyTheme(context);

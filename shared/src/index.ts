@@ -111,3 +111,16 @@ export {
   type AppVisibility,
 } from './apps/meta.js';
 export { appResource, packageRoot, APPS_DIR, type AppResourceOptions } from './apps/resource.js';
+export {
+  SCHEMA_PAGE_ARGS,
+  SCHEMA_PAGE_OUTPUT,
+  SCHEMA_PAGE_TABLES,
+  SCHEMA_TABLE,
+  schemaPage,
+  type SchemaColumn,
+  type SchemaForeignKey,
+  type SchemaPage,
+  type SchemaTable,
+} from './apps/schema.js';
+export { schemaViewResource, schemaViewUri } from './apps/schema-view.js';
+export { withApps } from './apps/attach.js';

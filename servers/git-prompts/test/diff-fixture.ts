@@ -60,3 +60,15 @@ export function hunkLines(diff: string, file: string): string[] {
   }
   return out;
 }
+
+/** A staged change of `files` files of 20 lines each, two lines edited in each: a large diff of many small hunks. */
+export function largeDiffRepo(files: number): { dir: string; cleanup(): void } {
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'git-apps-large-')));
+  const repo = path.join(dir, 'app');
+  const name = (i: number): string => `src/m${String(Math.floor(i / 100)).padStart(2, '0')}/f${String(i).padStart(4, '0')}.ts`;
+  const before = Object.fromEntries(Array.from({ length: files }, (_, i) => [name(i), lines(20, `export const v${i}_`)]));
+  makeRepo(repo, before);
+  writeFiles(repo, Object.fromEntries(Object.entries(before).map(([file, text]) => [file, text.replace(' 3\n', ' three\n').replace(' 15\n', ' fifteen\n')])));
+  git(repo, ['add', '--all']);
+  return { dir: repo, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { appendFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,5 +109,44 @@ describe('the log viewer in Chromium: a sandboxed frame on a second origin, the 
     console.log(`log viewer: first render of a 5,000-line tail in ${ms.toFixed(1)} ms`);
     expect(ms).toBeGreaterThan(0);
     expect(ms).toBeLessThan(300);
+  });
+
+  it('live mode follows the log as lines are appended and across a rotation (rename and a new file), and stops when asked', async () => {
+    const { app } = await open(sampleLog(), 'dark', 50);
+    const lastLines = (n: number): Promise<string[]> => app.$$eval('.line', (els, n) => els.slice(-n).map((e) => e.textContent ?? ''), n);
+    const until = async (expected: string[], what: string): Promise<void> => {
+      await app.waitForFunction((expected) => JSON.stringify([...document.querySelectorAll('.line')].slice(-expected.length).map((e) => e.textContent)) === JSON.stringify(expected), expected, { timeout: 8000 }).catch(async (error: Error) => {
+        throw new Error(`${what}: ${error.message}; the last lines are ${JSON.stringify(await lastLines(expected.length))}; the viewer says: ${await app.$eval('[role=status]', (e) => e.textContent)}`);
+      });
+    };
+    // From the keyboard: the Follow button takes Enter.
+    await app.focus('button:text("Follow")');
+    await browser!.page.keyboard.press('Enter');
+    await app.waitForSelector('button[aria-pressed=true]:text("Follow")');
+
+    const appended = ['2026-11-20T12:00:00.000Z ERROR live failure', '    at live (worker.js:9:1)', `2026-11-20T12:00:01.000Z WARN live ${HOSTILE[0]}`];
+    await appendFile(fx!.file('app.log'), appended.join('\n') + '\n');
+    await until(appended, 'the appended lines');
+    expect(await app.$$eval('.line', (els) => els.slice(-3).map((e) => e.className))).toEqual(['line lvl-error', 'line lvl-error cont', 'line lvl-warning']);
+    // Followed to the bottom: the newest line is in view.
+    expect(await app.$eval('.lines', (e) => e.scrollTop + e.clientHeight >= e.scrollHeight - 4)).toBe(true);
+
+    // Rotation: the last line of the old file, then the new file's.
+    await appendFile(fx!.file('app.log'), '2026-11-20T12:01:00.000Z INFO before rotation\n');
+    await rename(fx!.file('app.log'), fx!.file('app.log.1'));
+    await writeFile(fx!.file('app.log'), '2026-11-20T12:02:00.000Z INFO after rotation\n');
+    await until(['2026-11-20T12:01:00.000Z INFO before rotation', '2026-11-20T12:02:00.000Z INFO after rotation'], 'the lines around the rotation');
+    expect(await app.$eval('[role=status]', (e) => e.textContent)).toMatch(/rotat/);
+    await appendFile(fx!.file('app.log'), '2026-11-20T12:03:00.000Z INFO the new file grows\n');
+    await until(['2026-11-20T12:02:00.000Z INFO after rotation', '2026-11-20T12:03:00.000Z INFO the new file grows'], 'a line appended to the new file');
+
+    // Stopped: a line written afterwards stays off the page (the viewer polls every second).
+    await app.click('button:text("Follow")');
+    await app.waitForSelector('button[aria-pressed=false]:text("Follow")');
+    await appendFile(fx!.file('app.log'), '2026-11-20T12:04:00.000Z INFO after stopping\n');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await lastLines(1)).toEqual(['2026-11-20T12:03:00.000Z INFO the new file grows']);
+    expect(await app.evaluate(() => document.querySelectorAll('img').length)).toBe(0);
+    expect(await browser!.incidents()).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * Catalog queries shared by the introspection tools and the table resources. Every identifier
  * the user gives is bound as a parameter and compared with the catalog, never formatted into SQL.
  */
-import { ToolError } from '@suite/shared';
+import { ToolError, type SchemaTable } from '@suite/shared';
 import type { Transaction } from './database.js';
 
 /** Schemas a user rarely means: hidden unless asked for. */
@@ -169,4 +169,56 @@ export function renderDescription(d: TableDescription): string {
   if (d.indexes.length) lines.push('', 'indexes:', ...d.indexes.map((i) => `  ${i.definition}${i.valid ? '' : ' (INVALID)'}`));
   if (d.viewDefinition) lines.push('', 'definition:', d.viewDefinition);
   return lines.join('\n');
+}
+
+/**
+ * Tables for the schema view, as list_tables orders them from `offset` on (one more than `limit`
+ * is read, so the caller knows whether more follow), or the one named: columns with type, NOT NULL
+ * and primary key position, and foreign keys with the referenced table's schema and columns.
+ * Three queries for the whole page, whatever its size.
+ */
+export async function schemaTables(tx: Transaction, options: { schema?: string; table?: string; offset: number; limit: number }): Promise<SchemaTable[]> {
+  const relations =
+    options.table !== undefined
+      ? [await resolveTable(tx, options.schema, options.table)]
+      : (
+          await tx.rows<{ oid: number; schema: string; name: string }>(
+            `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind IN ('r','p','v','m','f') AND ($1::text IS NULL OR n.nspname = $1)
+                AND ($1::text IS NOT NULL OR (${SYSTEM_SCHEMA_FILTER})) AND NOT c.relispartition
+              ORDER BY n.nspname, c.relname
+              LIMIT $2 OFFSET $3`,
+            [options.schema ?? null, options.limit + 1, options.offset],
+          )
+        );
+  const oids = relations.map((r) => r.oid);
+  const kinds = await tx.rows<{ oid: number; kind: string }>(`SELECT c.oid::int AS oid, ${KIND_SQL} AS kind FROM pg_class c WHERE c.oid = ANY($1::oid[])`, [oids]);
+  const columns = await tx.rows<{ oid: number; name: string; type: string; notNull: boolean; primaryKey: number }>(
+    `SELECT a.attrelid::int AS oid, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS "notNull",
+            coalesce(array_position(pk.conkey, a.attnum), 0)::int AS "primaryKey"
+       FROM pg_attribute a LEFT JOIN pg_constraint pk ON pk.conrelid = a.attrelid AND pk.contype = 'p'
+      WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attrelid, a.attnum`,
+    [oids],
+  );
+  const keys = await tx.rows<{ oid: number; columns: string[]; schema: string; table: string; references: string[] }>(
+    `SELECT con.conrelid::int AS oid,
+            ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(attnum, ord)
+                    JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum ORDER BY k.ord) AS columns,
+            tn.nspname AS schema, tc.relname AS table,
+            ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(attnum, ord)
+                    JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum ORDER BY k.ord) AS references
+       FROM pg_constraint con JOIN pg_class tc ON tc.oid = con.confrelid JOIN pg_namespace tn ON tn.oid = tc.relnamespace
+      WHERE con.contype = 'f' AND con.conrelid = ANY($1::oid[])
+      ORDER BY con.conrelid, con.conname`,
+    [oids],
+  );
+  return relations.map((rel) => ({
+    schema: rel.schema,
+    name: rel.name,
+    kind: kinds.find((k) => k.oid === rel.oid)?.kind ?? 'table',
+    columns: columns.filter((c) => c.oid === rel.oid).map(({ name, type, notNull, primaryKey }) => ({ name, type, notNull, primaryKey })),
+    foreignKeys: keys.filter((k) => k.oid === rel.oid).map(({ columns: from, schema, table, references }) => ({ columns: from, schema, table, references })),
+  }));
 }

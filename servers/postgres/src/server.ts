@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, withApps, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { PostgresConfig } from './config.js';
 import { queryTools } from './tools/query.js';
 import { executeTools } from './tools/execute.js';
@@ -8,6 +8,8 @@ import { explainTools } from './tools/explain.js';
 import { healthTools } from './tools/health.js';
 import { gridPageTools } from './tools/grid-page.js';
 import { GRID_URI, gridResource } from './resources/grid.js';
+import { SCHEMA_VIEW_URI, schemaViewResource } from './resources/schema-view.js';
+import { schemaPageTools } from './tools/schema-page.js';
 import { registerTableResources } from './resources/tables.js';
 import { registerChannelResources } from './resources/channels.js';
 
@@ -29,16 +31,22 @@ Results are capped at ${limits.maxRows} rows: aggregate or add LIMIT instead of 
   }`;
 }
 
-/** Every tool, built once per configuration and shared by all sessions; read-only mode leaves out execute. */
-const tools = toolList<PostgresConfig>([withGrid(queryTools), gridPageTools, schemaTools, explainTools, healthTools, executeTools]);
+// Every tool, built once per configuration and shared by all sessions; read-only mode leaves out
+// execute. query's results come with the result grid, the schema tools' with the schema view (hosts
+// without apps ignore them: the text answer is the same).
+const tools = toolList<PostgresConfig>([
+  withApps(queryTools, { query: GRID_URI }),
+  gridPageTools,
+  withApps(schemaTools, { list_tables: SCHEMA_VIEW_URI, describe_table: SCHEMA_VIEW_URI }),
+  schemaPageTools,
+  explainTools,
+  healthTools,
+  executeTools,
+]);
 
-/** query's results come with the result grid app (hosts without apps ignore it: the text answer is the same). */
-function withGrid(make: (config: PostgresConfig) => AnyToolDefinition[]): (config: PostgresConfig) => AnyToolDefinition[] {
-  return (config) => make(config).map((tool) => (tool.name === 'query' ? { ...tool, app: { resourceUri: GRID_URI } } : tool));
-}
-
-/** The grid's resource: one definition for every session (its HTML is read once per process). */
+/** The apps' resources: one definition each for every session (their HTML is read once per process). */
 const grid = gridResource();
+const schemaView = schemaViewResource();
 
 export interface ServerOptions {
   session?: SessionInfo;
@@ -61,5 +69,6 @@ export function buildServer(config: PostgresConfig, options: ServerOptions = {})
   registerTableResources(server, config);
   registerChannelResources(server, config);
   server.resource(grid);
+  server.resource(schemaView);
   return server;
 }

@@ -1,4 +1,4 @@
-import { ToolError } from '@suite/shared';
+import { ToolError, type SchemaForeignKey, type SchemaTable } from '@suite/shared';
 import type { SqliteDatabase } from './database.js';
 
 export interface TableEntry {
@@ -142,4 +142,40 @@ export function completeTableName(db: SqliteDatabase, prefix: string): string[] 
   return listTables(db)
     .map((t) => t.name)
     .filter((n) => n.toLowerCase().startsWith(lower));
+}
+
+/**
+ * Tables and views for the schema view, from `offset` on (one more than `limit` is read, so the
+ * caller knows whether more follow), or the one named: columns with type, NOT NULL and primary key
+ * position, and foreign keys with the referenced columns spelled out (SQLite leaves them out of
+ * pragma_foreign_key_list when a key references the primary key; they are then its columns).
+ */
+export function schemaTables(db: SqliteDatabase, options: { table?: string; offset: number; limit: number }): SchemaTable[] {
+  const entries = options.table !== undefined ? [requireTable(db, options.table)] : listTables(db).slice(options.offset, options.offset + options.limit + 1);
+  return db.catalogQuery((c) => {
+    const columnsOf = c.prepare('SELECT name, type, "notnull" AS not_null, pk FROM pragma_table_xinfo(?) WHERE hidden IN (0, 2, 3) ORDER BY cid');
+    const keysOf = c.prepare('SELECT id, "table" AS target, "from" AS source, "to" AS dest FROM pragma_foreign_key_list(?) ORDER BY id, seq');
+    const primaryKeyOf = c.prepare('SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk');
+    return entries.map((entry) => {
+      const columns = (columnsOf.all(entry.name) as { name: string; type: string; not_null: number; pk: number }[]).map((col) => ({
+        name: col.name,
+        type: col.type,
+        notNull: col.not_null === 1,
+        primaryKey: col.pk,
+      }));
+      const foreignKeys: SchemaForeignKey[] = [];
+      for (const fk of keysOf.all(entry.name) as { id: number; target: string; source: string; dest: string | null }[]) {
+        const key = (foreignKeys[fk.id] ??= { columns: [], schema: null, table: fk.target, references: [] });
+        key.columns.push(fk.source);
+        key.references.push(fk.dest ?? '');
+      }
+      for (const key of foreignKeys) {
+        if (key?.references.includes('')) {
+          const primary = (primaryKeyOf.all(key.table) as { name: string }[]).map((r) => r.name);
+          key.references = key.references.map((name, i) => name || (primary[i] ?? 'rowid'));
+        }
+      }
+      return { schema: null, name: entry.name, kind: entry.type, columns, foreignKeys: foreignKeys.filter(Boolean) };
+    });
+  });
 }

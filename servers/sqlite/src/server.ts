@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, withApps, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { SqliteConfig } from './config.js';
 import { registerDemoPrompt } from './prompts/demo.js';
 import { registerExplorePrompt } from './prompts/explore.js';
@@ -11,6 +11,8 @@ import { schemaTools } from './tools/schema.js';
 import { writeTools } from './tools/write.js';
 import { gridPageTools } from './tools/grid-page.js';
 import { GRID_URI, gridResource } from './resources/grid.js';
+import { SCHEMA_VIEW_URI, schemaViewResource } from './resources/schema-view.js';
+import { schemaPageTools } from './tools/schema-page.js';
 
 export type { SqliteConfig } from './config.js';
 export { SqliteDatabase, DEFAULT_LIMITS, type SqliteLimits, type SqliteOptions } from './database.js';
@@ -27,16 +29,21 @@ placeholders and params. Results are capped (truncated: true tells you more rows
 and LIMIT. ${mode}`;
 }
 
-/** Every tool, built once per configuration and shared by all sessions; a read-only database leaves out the writers. */
-/** The grid's resource: one definition for every session (its HTML is read once per process). */
+/** The apps' resources: one definition each for every session (their HTML is read once per process). */
 const grid = gridResource();
+const schemaView = schemaViewResource();
 
-const tools = toolList<SqliteConfig>([withGrid(queryTools), gridPageTools, schemaTools, writeTools, insightTools]);
-
-/** read_query's results come with the result grid app (hosts without apps ignore it: the text answer is the same). */
-function withGrid(make: (config: SqliteConfig) => AnyToolDefinition[]): (config: SqliteConfig) => AnyToolDefinition[] {
-  return (config) => make(config).map((tool) => (tool.name === 'read_query' ? { ...tool, app: { resourceUri: GRID_URI } } : tool));
-}
+// Every tool, built once per configuration and shared by all sessions; a read-only database leaves
+// out the writers. read_query's results come with the result grid, the schema tools' with the schema view (hosts
+// without apps ignore them: the text answer is the same).
+const tools = toolList<SqliteConfig>([
+  withApps(queryTools, { read_query: GRID_URI }),
+  gridPageTools,
+  withApps(schemaTools, { list_tables: SCHEMA_VIEW_URI, describe_table: SCHEMA_VIEW_URI }),
+  schemaPageTools,
+  writeTools,
+  insightTools,
+]);
 
 export interface ServerOptions {
   session?: SessionInfo;
@@ -60,6 +67,7 @@ export function buildServer(config: SqliteConfig, options: ServerOptions = {}): 
   registerSchemaResources(server, config);
   registerInsightsResource(server, config);
   server.resource(grid);
+  server.resource(schemaView);
   registerDemoPrompt(server, config);
   registerExplorePrompt(server, config);
   return server;
