@@ -77,6 +77,8 @@ export class RedisSharedLimits implements SharedLimits {
     this.secret = options.secret ?? 'suite shared limits';
     this.leaseMs = options.leaseMs ?? 5_000;
     this.retryAfterMs = options.retryAfterMs ?? 2_000;
+    // Back to Redis as soon as it is back: a limit learned meanwhile must not stay this replica's alone.
+    link.onReady(() => (this.quietUntil = 0));
   }
 
   async limitInForce(scope: string, names: readonly string[]): Promise<KnownLimit | undefined> {

@@ -20,6 +20,7 @@ export class RedisLink {
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<(message: unknown) => void>>();
   private degraded = false;
+  private readonly readyHandlers = new Set<() => void>();
 
   constructor(
     url: string,
@@ -41,6 +42,9 @@ export class RedisLink {
       connection.on('error', (error: Error) => this.degrade(error));
       connection.on('ready', () => this.recover());
     }
+    this.commands.on('ready', () => {
+      for (const handler of this.readyHandlers) handler();
+    });
     this.subscriber.on('message', (channel: string, text: string) => {
       const handlers = this.handlers.get(channel);
       if (!handlers) return;
@@ -57,6 +61,12 @@ export class RedisLink {
   /** Whether commands can be sent now (false: skip Redis instead of waiting for it). */
   get ready(): boolean {
     return this.commands.status === 'ready';
+  }
+
+  /** Runs whenever the command connection is (again) ready: a user that stood back from Redis may stop now. */
+  onReady(handler: () => void): () => void {
+    this.readyHandlers.add(handler);
+    return () => void this.readyHandlers.delete(handler);
   }
 
   /** Runs a command on the shared connection; UNAVAILABLE when Redis is down or does not answer in time. */
@@ -96,6 +106,7 @@ export class RedisLink {
 
   async close(): Promise<void> {
     this.handlers.clear();
+    this.readyHandlers.clear();
     this.commands.disconnect();
     this.subscriber.disconnect();
   }
