@@ -152,7 +152,7 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
     if (rows.length === 0) {
       body.replaceChildren();
       painted = '';
-      document.body.dataset.rendered = 'true';
+      markRendered();
       return;
     }
     if (rowHeight === 0) {
@@ -176,7 +176,12 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
     for (let r = first; r < last; r++) fragment.appendChild(rowElement(rows[r]!, r, columns));
     fragment.appendChild(bottomPad);
     body.replaceChildren(fragment);
-    document.body.dataset.rendered = 'true';
+    markRendered();
+  }
+
+  /** Says (for tests and hosts that wait) that a tool result is drawn; not the empty grid before one arrives. */
+  function markRendered(): void {
+    if (resultAt !== undefined) document.body.dataset.rendered = 'true';
   }
   scroller.addEventListener('scroll', () => paint());
   new ResizeObserver(() => paint()).observe(scroller);
