@@ -61,6 +61,9 @@ describe('in process, through a proxy', () => {
     await session?.close();
     await closeConfig?.();
     await proxy?.close();
+    // A backend whose client was cut sleeps on until its statement ends: left alone, the next test's
+    // wait for "a backend running pg_sleep" would find it instead of its own.
+    await withClient(db.adminUrl, (c) => c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]));
   });
 
   it('after every connection is cut between calls, the next call reconnects and succeeds', async () => {
@@ -105,9 +108,10 @@ describe('in process, through a proxy', () => {
 
   it('a backend PostgreSQL terminates mid-query (a restart, pg_terminate_backend) is reported like a lost connection', async () => {
     await start();
-    const pending = session.callTool('query', { sql: 'SELECT pg_sleep(20) AS slept' });
-    await waitForActive('pg_sleep(20)');
-    await withClient(db.adminUrl, (c) => c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query LIKE '%pg_sleep(20)%' AND pid <> pg_backend_pid()", [db.name]));
+    // A name of its own: the backend of the test before (its client cut, not it) may still be sleeping.
+    const pending = session.callTool('query', { sql: 'SELECT pg_sleep(20) AS terminated_mid_query' });
+    await waitForActive('terminated_mid_query');
+    await withClient(db.adminUrl, (c) => c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query LIKE '%terminated_mid_query%' AND pid <> pg_backend_pid()", [db.name]));
     const result = await pending;
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/connection to the database was lost during the call \(terminating connection due to administrator command\)/i);
