@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { CancelledError, WorkerPool, type TimeBudget } from '@suite/shared';
+import { WorkerPool, type TimeBudget } from '@suite/shared';
 import type { ContentQuery, FileSearchOutcome } from './file-search.js';
 import { decodeOutcomes, type FromSearchWorker, type ToSearchWorker } from './search-protocol.js';
 
@@ -115,13 +115,17 @@ export class SearchRun {
     let fire: (() => void) | undefined;
     this.interrupt = new Promise<never>((_, reject) => {
       fire = (): void => {
-        this.stop();
         try {
           budget.check();
-          reject(new CancelledError());
         } catch (error) {
+          // Cancelled, or the time is up: the budget says which.
+          this.stop();
           reject(error);
+          return;
         }
+        // The timer's clock ran ahead of the budget's (Date.now()) by a millisecond: not up yet by
+        // the budget's reckoning, which is what the answer must say.
+        timer = setTimeout(fire!, 1);
       };
       budget.signal.addEventListener('abort', fire, { once: true });
       timer = setTimeout(fire, Math.max(0, budget.deadline - Date.now()) + 1);
