@@ -61,7 +61,7 @@ export {
 } from './changes/subscriptions.js';
 export { Logger, LOG_LEVELS, isLogLevel, newErrorId, type LogLevel } from './core/logging.js';
 export { SecretScope, registerSecret, redactSecrets, REDACTED } from './core/secrets.js';
-export { formatBytes } from './text/sizes.js';
+export { countOf, formatBytes } from './text/sizes.js';
 export { escapeTerminalControls, escapeTerminalControlsInLine, hasTerminalControls } from './text/terminal-text.js';
 export { mimeTypeFor, isTextMimeType, isProbablyText, OCTET_STREAM } from './files/mime.js';
 export { ProgressReporter, CancelledError, throwIfCancelled } from './core/progress.js';

@@ -13,3 +13,11 @@ export function formatBytes(bytes: number): string {
   }
   return `${Number(value.toFixed(1))} ${units[unit]}`;
 }
+
+/**
+ * A count with its noun in messages: "1 file", "2 files", "1 entry", "3 entries". The plural is the
+ * noun with "s" unless given, so every server says "1 file" and never "1 files".
+ */
+export function countOf(count: number, singular: string, plural = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : plural}`;
+}
