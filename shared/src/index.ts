@@ -48,7 +48,23 @@ export { RootsManager, resolveCliDirectories, intersectTrees, type Root, type Ro
 export { PathGuard, isInside, noRootsMessage, type ResolvedPath } from './files/paths.js';
 export { FileChangedError, currentVersion, sameVersion, versionOf, type FileVersion } from './files/file-version.js';
 export { withWriteLock, DEFAULT_LOCK_WAIT_MS, type WriteLockOptions } from './files/write-locks.js';
-export { HOST_TAG, isSuiteTempName, tempName, trackTempEntry, sweepTempFiles, type SweepOptions, type SweepResult } from './files/temp-files.js';
+export {
+  HOST_TAG,
+  isSuiteTempName,
+  journalTempDirectory,
+  newTempEntry,
+  suiteStateDirectory,
+  sweepJournaledTempFiles,
+  sweepTempFiles,
+  tempJournalDirectories,
+  tempJournalUsable,
+  tempName,
+  trackTempEntry,
+  type JournalSweepOptions,
+  type JournalSweepResult,
+  type SweepOptions,
+  type SweepResult,
+} from './files/temp-files.js';
 export {
   ChangeHub,
   fileSignature,

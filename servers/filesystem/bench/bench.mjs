@@ -40,7 +40,15 @@ const SEARCH_RUNS = args.has('--quick') ? 3 : 9;
  * that is what these figures compare.
  */
 const SEARCH_WARMUP = 3;
-const ONLY_SEARCH = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'search';
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const ONLY_SEARCH = ONLY === 'search';
+/** `--only startup`: start-up on the fixture and on a tree of BIG_TREE_FILES files, with the idle CPU after it. */
+const ONLY_STARTUP = ONLY === 'startup';
+/** The large tree of the start-up comparison: what a home directory holds, where people start the server. */
+const BIG_TREE_DIRS = 200;
+const BIG_TREE_FILES_PER_DIR = 600; // 120,000 files
+/** How long the idle CPU after `initialize` is counted. */
+const IDLE_MS = 3000;
 const ROOT = path.resolve(here, '..', '..', '..');
 const HEADERS = '/usr/include';
 
@@ -130,6 +138,69 @@ async function startupTimes(root) {
     }
   }
   return Object.fromEntries(Object.entries(times).map(([name, t]) => [name, { initialize: median(t.initialize), toolsList: median(t.toolsList) }]));
+}
+
+/** 120,000 empty files in 200 folders of a second level: as many entries as /usr has, made in seconds. */
+async function bigTree(root) {
+  const started = performance.now();
+  const top = path.join(root, 'big-tree');
+  for (let d = 0; d < BIG_TREE_DIRS; d++) {
+    const dir = path.join(top, `d${Math.floor(d / 20)}`, `e${d}`);
+    await mkdir(dir, { recursive: true });
+    await inBatches(Array.from({ length: BIG_TREE_FILES_PER_DIR }, (_, f) => path.join(dir, `f${f}.txt`)), 200, (file) => writeFile(file, ''));
+  }
+  log(`big tree: ${BIG_TREE_DIRS * BIG_TREE_FILES_PER_DIR} files in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return top;
+}
+
+/**
+ * Start-up on a directory, ours and the official server in alternation: connect to the first
+ * tools/list, then the CPU the server spends in the IDLE_MS after initialize with no request (what a
+ * start-up sweep or any other walk of the tree costs, however long it runs in the background), and
+ * its RSS at the end of that.
+ */
+async function startupIdle(root) {
+  const names = ['ours', 'official'];
+  const samples = Object.fromEntries(names.map((n) => [n, { toolsList: [], idleCpu: [], rss: [] }]));
+  for (let i = 0; i < RUNS; i++) {
+    for (const name of names) {
+      const started = performance.now();
+      const transport = new StdioClientTransport({ command: process.execPath, args: [SERVERS[name], root], env: { ...process.env, SUITE_LOG_LEVEL: 'emergency' }, stderr: 'pipe' });
+      transport.stderr?.on('data', () => {});
+      const client = new Client({ name: 'suite-bench', version: '0.0.0' }, { capabilities: {} });
+      await client.connect(transport);
+      const initialized = performance.now();
+      const cpuAtInitialize = processCpuMs(transport.pid);
+      await client.listTools();
+      samples[name].toolsList.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, IDLE_MS - (performance.now() - initialized))));
+      samples[name].idleCpu.push(processCpuMs(transport.pid) - cpuAtInitialize);
+      const status = await readFile(`/proc/${transport.pid}/status`, 'utf8');
+      samples[name].rss.push(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) * 1024);
+      await client.close();
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, { toolsList: median(samples[n].toolsList), idleCpu: median(samples[n].idleCpu), rss: median(samples[n].rss) }]));
+}
+
+/** Start-up on the fixture (as it is: the search comparison may have added the headers' copy), then on the big tree. */
+async function startupComparison(base) {
+  const rows = [];
+  for (const what of ['the benchmark fixture', `a tree of ${BIG_TREE_DIRS * BIG_TREE_FILES_PER_DIR} files`]) {
+    const root = rows.length === 0 ? base : await bigTree(base);
+    log(`start-up on ${what} (${countFiles(root).files} files)…`);
+    const r = await startupIdle(root);
+    rows.push(
+      { name: `${what}: connect to first tools/list`, ours: r.ours.toolsList, theirs: r.official.toolsList, unit: 'ms' },
+      { name: `${what}: CPU in the ${IDLE_MS / 1000} s after initialize (idle)`, ours: r.ours.idleCpu, theirs: r.official.idleCpu, unit: 'ms' },
+      { name: `${what}: RSS ${IDLE_MS / 1000} s after initialize`, ours: r.ours.rss, theirs: r.official.rss, unit: 'bytes' },
+    );
+  }
+  return rows;
+}
+
+function printStartup(rows, loadBefore) {
+  printTable(`Start-up (median of ${RUNS}; ratio > 1 means ours is faster or smaller; load average ${loadBefore} before, ${loadAverage()} after)`, ['ours', 'official'], rows);
 }
 
 /**
@@ -307,6 +378,15 @@ async function main() {
     }
     return;
   }
+  if (ONLY_STARTUP) {
+    try {
+      await buildFixture(base);
+      printStartup(await startupComparison(base), loadBefore);
+    } finally {
+      await cleanup();
+    }
+    return;
+  }
   try {
     const fixture = await buildFixture(base);
     log('start-up…');
@@ -347,6 +427,7 @@ async function main() {
     ]);
     log('search_content against ripgrep…');
     printSearchComparison(await searchComparison(base), loadBefore);
+    printStartup(await startupComparison(base), loadBefore);
     printTable('Peak server memory (VmHWM after the workload)', ['ours', 'official'], [
       { name: 'peak RSS', ours: ours.peakRss.kib ? ours.peakRss.kib * 1024 : undefined, theirs: official.peakRss.kib ? official.peakRss.kib * 1024 : undefined, unit: 'bytes', note: '' },
     ]);

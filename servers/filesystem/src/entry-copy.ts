@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { chmod, link, lstat, mkdir, readdir, readlink, realpath, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError, isSuiteTempName, tempName, throwIfCancelled, trackTempEntry, type PathGuard, type RequestContext } from '@suite/shared';
+import { ToolError, isSuiteTempName, newTempEntry, tempName, throwIfCancelled, trackTempEntry, type PathGuard, type RequestContext } from '@suite/shared';
 import { accessDenied, type ResolvedEntry } from './entry-path.js';
 
 /**
@@ -12,10 +12,6 @@ import { accessDenied, type ResolvedEntry } from './entry-path.js';
 /** A recursive copy stops (and cleans up) beyond this many entries rather than fill a disk. */
 export const MAX_COPY_ENTRIES = 100_000;
 const COPY_CHUNK = 1024 * 1024;
-
-function tempPath(dir: string): string {
-  return path.join(dir, tempName());
-}
 
 /**
  * Copies a file's content into a new temporary file in `dir`. Both ends are opened through the
@@ -38,8 +34,11 @@ export async function copyToTemp(
     const sourceStat = await input.stat();
     if (!sourceStat.isFile()) throw ToolError.invalidArgument(`Cannot copy ${source}: it is not a regular file.`);
     const mode = sourceStat.mode & 0o7777;
-    const candidate = tempPath(dir);
-    untrack = trackTempEntry(candidate);
+    // Inside a tree copy's staging directory (not durable), the staging directory is the journaled
+    // entry: removing it removes this one, so each of its folders need not be journaled too.
+    const entry = durable ? await newTempEntry(dir) : stagedEntry(dir);
+    const candidate = entry.path;
+    untrack = entry.untrack;
     const output = await guard.open(candidate, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode, destination).catch(async (error: unknown) => {
       // The open created the file before the check refused it: remove what this call made (its name is random and new).
       if (error instanceof ToolError) await unlink(candidate).catch(() => undefined);
@@ -120,7 +119,7 @@ export async function copyDirectory(
   ctx: RequestContext,
   options: { keepAllSymlinks?: boolean } = {},
 ): Promise<CopyTally> {
-  const staging = tempPath(to.parent);
+  const { path: staging, untrack: untrackStaging } = await newTempEntry(to.parent);
   await mkdir(staging);
   const tally: CopyTally = { files: 0, directories: 1, bytes: 0, skipped: [] };
   try {
@@ -168,5 +167,12 @@ export async function copyDirectory(
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
     throw error;
+  } finally {
+    untrackStaging();
   }
+}
+
+function stagedEntry(dir: string): { path: string; untrack: () => void } {
+  const entry = path.join(dir, tempName());
+  return { path: entry, untrack: trackTempEntry(entry) };
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ChangeHub, integerFlag, resolveCliDirectories, runServer, sweepTempFiles, UsageError } from '@suite/shared';
+import { ChangeHub, integerFlag, resolveCliDirectories, runServer, sweepJournaledTempFiles, tempJournalDirectories, tempJournalUsable, UsageError } from '@suite/shared';
 import { DEFAULT_LIMITS, VERSION, buildServer } from './server.js';
 
 await runServer({
@@ -30,8 +30,14 @@ await runServer({
     const limits = { ...DEFAULT_LIMITS, readTimeoutMs: readTimeoutSeconds * 1000 };
     const config = { directories, aliases: positionals, readOnly: selection.readOnly === true, limits };
     // In the background: a crash (kill -9, power loss) can leave temporary files of a write behind; they are
-    // hidden from every listing, and removed here once their owner is gone. Start-up does not wait for it.
-    void sweepTempFiles(directories, { log }).catch((error: unknown) => log.private('warning', `temporary-file sweep failed: ${String(error)}`));
+    // hidden from every listing, and removed here once their owner is gone. Only the directories dead
+    // writers journaled are read, never the whole tree, and start-up does not wait for it.
+    void (async () => {
+      await sweepJournaledTempFiles({ log });
+      if (!config.readOnly && !(await tempJournalUsable())) {
+        log.private('warning', `cannot write the temporary-file journal (${tempJournalDirectories().join(' or ')}): a write killed mid-way leaves a hidden temporary file the next start will not remove. Set SUITE_STATE_DIR to a writable directory.`);
+      }
+    })().catch((error: unknown) => log.private('warning', `temporary-file sweep failed: ${String(error)}`));
     return { createSession: (session) => buildServer(config, { session, changes }), close: () => changes.close() };
   },
 });

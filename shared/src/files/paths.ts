@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileChangedError, currentVersion, sameVersion, type FileVersion } from './file-version.js';
-import { tempName, trackTempEntry } from './temp-files.js';
+import { newTempEntry } from './temp-files.js';
 import { ToolError } from '../core/errors.js';
 import { withWriteLock } from './write-locks.js';
 
@@ -169,8 +169,7 @@ export class PathGuard {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     // No part of the target's name: a long but legal name must not become an illegal temp name.
-    const tmp = path.join(dir, tempName());
-    const untrack = trackTempEntry(tmp);
+    const { path: tmp, untrack } = await newTempEntry(dir);
     let handle: fs.FileHandle;
     try {
       handle = await this.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666, userPath);

@@ -9,10 +9,14 @@
  *
  * `<pid>` and `<host>` (8 hex digits of a hash of the host name) name the owner, so a sweep can tell
  * the leftovers of a dead process from the work of a live one; `<random>` is 8 hex digits.
+ *
+ * Every directory a process makes such an entry in is written to that process's journal first (in the
+ * suite's state directory, see `tempJournalDirectory`), so that the start-up sweep reads only the
+ * directories dead writers journaled, never the user's whole tree.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, rmSync, type Dirent, type Stats } from 'node:fs';
-import { lstat, readFile, readdir, rm } from 'node:fs/promises';
+import { constants, readFileSync, rmSync, type Dirent, type Stats } from 'node:fs';
+import { access, lstat, mkdir, open, readFile, readdir, realpath, rm, unlink, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../core/logging.js';
@@ -115,22 +119,135 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on('exit', () => {
+    let clean = true;
     for (const leftover of live) {
       try {
         rmSync(leftover, { recursive: true, force: true });
       } catch {
-        // Best effort: the start-up sweep of the next run removes what is left.
+        // Best effort: the journal stays, and the start-up sweep of the next run removes what is left.
+        clean = false;
       }
     }
     const owner = lockOwnerText();
     for (const lock of locks) {
       try {
         if (readFileSync(lock, 'utf8') === owner) rmSync(lock, { force: true });
+      } catch (error) {
+        // Gone already (nothing to do), or not ours to read: keep the journal so a sweep looks again.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') clean = false;
+      }
+    }
+    // Nothing of ours is left in the journaled directories: the next start has nothing to look at.
+    if (clean && journal.file !== undefined) {
+      try {
+        rmSync(journal.file, { force: true });
       } catch {
-        // Gone already, or not ours to read: nothing to do.
+        // A journal left behind costs the next start one read of its directories.
       }
     }
   });
+}
+
+/**
+ * Where the suite keeps its state on this machine: `SUITE_STATE_DIR`, else `$XDG_STATE_HOME/mcp-suite`,
+ * else `~/.local/state/mcp-suite`. Read at each call, so a test (or an operator) can point it elsewhere.
+ */
+export function suiteStateDirectory(): string {
+  if (process.env.SUITE_STATE_DIR) return path.resolve(process.env.SUITE_STATE_DIR);
+  const base = process.env.XDG_STATE_HOME ? path.resolve(process.env.XDG_STATE_HOME) : path.join(os.homedir(), '.local', 'state');
+  return path.join(base, 'mcp-suite');
+}
+
+/**
+ * The folders of the temporary-file journals (one file per writing process), in the order a writer
+ * tries them: under the state directory, else (a home that cannot be written, as in some containers)
+ * a folder of this user's in the system's temporary directory. The sweep reads both.
+ */
+export function tempJournalDirectories(): [string, string] {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
+  return [path.join(suiteStateDirectory(), 'temp-journal'), path.join(os.tmpdir(), `mcp-suite-${uid}`, 'temp-journal')];
+}
+
+/** A live writer touches its journal this often, so another host's sweep can tell a live journal from a dead one. */
+export const JOURNAL_TOUCH_MS = 10 * 60_000;
+/** A journal of another host untouched for this long is a dead writer's (its leftovers are then over FOREIGN_STALE_MS old too). */
+export const FOREIGN_JOURNAL_STALE_MS = 2 * 60 * 60_000;
+
+const JOURNAL_NAME = /^([0-9a-f]{8})-(\d{1,10})-(\d{1,20})\.dirs$/;
+
+// This process's journal: the directories written to it (each once), and the appends in flight.
+const journal: { file?: string; unusable?: boolean; dirs: Map<string, Promise<void>>; touch?: NodeJS.Timeout } = { dirs: new Map() };
+
+/**
+ * Writes `dir` to this process's journal, durably, before the caller makes a temporary entry or a lock
+ * in it: a process killed at any later moment has its leftovers found by the next start-up's sweep. Each
+ * directory is written once per process; concurrent callers for one directory share the write. When no
+ * journal folder can be written, writes go on unjournaled (`tempJournalUsable` says so, for a warning):
+ * their leftovers are still hidden from every listing and removed at a clean exit.
+ */
+export function journalTempDirectory(dir: string): Promise<void> {
+  const known = journal.dirs.get(dir);
+  if (known) return known;
+  const written = appendJournal(dir);
+  journal.dirs.set(dir, written);
+  // A failed append is tried again by the next writer in that directory.
+  written.catch(() => journal.dirs.delete(dir));
+  return written;
+}
+
+async function appendJournal(dir: string): Promise<void> {
+  if (journal.unusable) return;
+  if (journal.file === undefined) {
+    const folder = await firstWritable(tempJournalDirectories());
+    if (folder === undefined) {
+      journal.unusable = true;
+      return;
+    }
+    journal.file = path.join(folder, `${HOST_TAG}-${process.pid}-${PROCESS_START}.dirs`);
+    installExitHook();
+    journal.touch = setInterval(() => {
+      const now = new Date();
+      if (journal.file) void utimes(journal.file, now, now).catch(() => undefined);
+    }, JOURNAL_TOUCH_MS);
+    journal.touch.unref();
+  }
+  // One line per directory, made durable before the entry it announces exists (a power loss included).
+  const handle = await open(journal.file, 'a', 0o600);
+  try {
+    await handle.appendFile(`${JSON.stringify(dir)}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function firstWritable(folders: readonly string[]): Promise<string | undefined> {
+  for (const folder of folders) {
+    try {
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+      await access(folder, constants.W_OK);
+      return folder;
+    } catch {
+      // The next candidate.
+    }
+  }
+  return undefined;
+}
+
+/** Whether this process can keep a journal (false when neither journal folder can be written). */
+export async function tempJournalUsable(): Promise<boolean> {
+  if (journal.file !== undefined) return true;
+  return (await firstWritable(tempJournalDirectories())) !== undefined;
+}
+
+/**
+ * A new temporary entry's path in `dir`, journaled and tracked (removed at exit): call before creating
+ * it, and `untrack` once it is renamed into place or removed.
+ */
+export async function newTempEntry(dir: string, kind: 'tmp' | 'deleting' = 'tmp'): Promise<{ path: string; untrack: () => void }> {
+  await journalTempDirectory(dir);
+  const entry = path.join(dir, tempName(kind));
+  return { path: entry, untrack: trackTempEntry(entry) };
 }
 
 /** Registers a temporary entry so that an exit (SIGTERM, stdin closed) removes it; returns the unregister function. */
@@ -151,6 +268,93 @@ export function trackOwnedLock(lock: string): () => void {
   return () => void locks.delete(lock);
 }
 
+export interface JournalSweepOptions {
+  log?: Logger;
+  /** Now, for the age rules (tests). */
+  now?: number;
+}
+
+export interface JournalSweepResult {
+  /** The leftovers removed. */
+  removed: string[];
+  /** The journals of dead writers read (and removed once nothing of theirs was left). */
+  journals: number;
+  /** The directories those journals named, each read once. */
+  directories: number;
+}
+
+/**
+ * Removes the leftovers of dead writers (killed with SIGKILL, or a power loss) in the directories their
+ * journals name, and nothing else: no tree is walked, so the cost follows what dead writers wrote, not
+ * the size of the user's directories. A journal is a dead writer's when its owner is a process of this
+ * host that is gone, or, from another host (or boot), when nobody has touched it for
+ * FOREIGN_JOURNAL_STALE_MS. In each directory only entries with the suite's exact names are judged, by
+ * the same rules as `sweepTempFiles` (owner gone, or another host's and older than an hour), so a live
+ * process's files are never touched. A directory whose real path is no longer the journaled one (a part
+ * of it replaced by a symbolic link since) is not read. A journal is removed once its writer's leftovers
+ * are; one of another host whose entries are not an hour old yet stays for a later start.
+ */
+export async function sweepJournaledTempFiles(options: JournalSweepOptions = {}): Promise<JournalSweepResult> {
+  const now = options.now ?? Date.now();
+  const result: JournalSweepResult = { removed: [], journals: 0, directories: 0 };
+  for (const folder of new Set(tempJournalDirectories())) {
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names) await sweepJournal(folder, name, now, result);
+  }
+  if (result.removed.length > 0) options.log?.info(`removed ${result.removed.length} stale temporary file(s) left by an earlier run`);
+  return result;
+}
+
+async function sweepJournal(folder: string, name: string, now: number, result: JournalSweepResult): Promise<void> {
+  const owner = JOURNAL_NAME.exec(name);
+  if (!owner) return;
+  const file = path.join(folder, name);
+  if (file === journal.file) return;
+  const stat = await lstat(file).catch(() => undefined);
+  if (!stat?.isFile()) return;
+  const foreign = owner[1] !== HOST_TAG;
+  const dead = foreign ? now - stat.mtimeMs > FOREIGN_JOURNAL_STALE_MS : ownerGone(Number(owner[2]), HOST_TAG, Number(owner[3]));
+  if (!dead) return;
+  result.journals++;
+  const dirs = new Set(parseJournal(await readFile(file, 'utf8').catch(() => '')));
+  let remaining = false;
+  for (const dir of dirs) {
+    result.directories++;
+    if ((await realpath(dir).catch(() => undefined)) !== dir) continue;
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => [] as Dirent[]);
+    for (const entry of entries) {
+      if (!isSuiteTempName(entry.name)) continue;
+      const full = path.join(dir, entry.name);
+      if (!(await isStale(full, entry.name, now))) {
+        // A dead writer of this host has every entry judged stale, so one that is not belongs to a live
+        // process. Another host's may be its own, not an hour old yet: look again at a later start.
+        if (foreign) remaining = true;
+        continue;
+      }
+      await rm(full, { recursive: true, force: true }).then(
+        () => result.removed.push(full),
+        () => (remaining = true),
+      );
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (!remaining) await unlink(file).catch(() => undefined);
+}
+
+function parseJournal(text: string): string[] {
+  const dirs: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    try {
+      const dir: unknown = JSON.parse(line);
+      if (typeof dir === 'string' && path.isAbsolute(dir)) dirs.push(dir);
+    } catch {
+      // A line cut by a crash mid-append names nothing whole; the entry it announced was never made.
+    }
+  }
+  return dirs;
+}
+
 export interface SweepOptions {
   log?: Logger;
   /** Stop after looking at this many entries (default 1,000,000): a sweep must not run for ever on a huge tree. */
@@ -168,7 +372,8 @@ export interface SweepResult {
 }
 
 /**
- * Removes stale leftovers under the given directories: only entries whose name matches the
+ * The whole-tree sweep (for leftovers no journal names, such as those of releases before the journal):
+ * removes stale leftovers under the given directories: only entries whose name matches the
  * patterns above exactly; a temporary entry when its owner (named in it) is a dead process of
  * this host or it is older than FOREIGN_STALE_MS; a lock when the owner written in it is gone or
  * it is older than that. Symbolic links are never followed (a link is not a directory here), so the

@@ -15,7 +15,7 @@ import { constants, type promises as fs } from 'node:fs';
 import { link, lstat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { CancelledError } from '../core/progress.js';
-import { LOCK_HEARTBEAT_MS, lockName, lockOwnerText, lockStale, tempName, trackOwnedLock, trackTempEntry } from './temp-files.js';
+import { LOCK_HEARTBEAT_MS, lockName, lockOwnerText, lockStale, newTempEntry, trackOwnedLock } from './temp-files.js';
 import { ToolError } from '../core/errors.js';
 
 /** How long a writer waits for a file another writer holds before giving up with a conflict. */
@@ -107,8 +107,7 @@ async function takeLockFile(file: string, deadline: number, options: WriteLockOp
  * can see that the lock is still alive.
  */
 async function createWhole(dir: string, lock: string, options: WriteLockOptions): Promise<(() => Promise<void>) | undefined> {
-  const staging = path.join(dir, tempName('tmp'));
-  const untrackStaging = trackTempEntry(staging);
+  const { path: staging, untrack: untrackStaging } = await newTempEntry(dir);
   let untrack: () => void = () => undefined;
   try {
     const handle = await options.open(staging, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);

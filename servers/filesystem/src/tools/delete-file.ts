@@ -1,7 +1,6 @@
 import { rename, rm, unlink } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import { ToolError, defineTool, isInside, tempName, type AnyToolDefinition } from '@suite/shared';
+import { ToolError, defineTool, isInside, newTempEntry, type AnyToolDefinition } from '@suite/shared';
 import { entryKind, resolveEntry } from '../entry-path.js';
 import { entryType } from '../entry-type.js';
 import { withFsErrors } from '../fs-errors.js';
@@ -39,16 +38,20 @@ export function deleteFileTool(): AnyToolDefinition {
         if (!recursive) throw ToolError.invalidArgument(`${userPath} is a directory. Set recursive: true to delete it and everything in it.`);
         await withFsErrors(userPath, 'delete', async () => {
           // A recognisable name: hidden from listings meanwhile, and finished by the next start-up's sweep if the process dies.
-          const detached = path.join(target.parent, tempName('deleting'));
-          await rename(target.entry, detached);
+          const { path: detached, untrack } = await newTempEntry(target.parent, 'deleting');
           try {
-            await rm(detached, { recursive: true, force: true });
-          } catch (error) {
-            // Put back what could not be deleted, under its own name, rather than leave a hidden remnant.
-            await rename(detached, target.entry).catch(() => undefined);
-            throw ToolError.conflict(
-              `Could not delete everything in ${userPath} (${(error as NodeJS.ErrnoException).code ?? 'error'}); what remains is still at ${userPath}.`,
-            );
+            await rename(target.entry, detached);
+            try {
+              await rm(detached, { recursive: true, force: true });
+            } catch (error) {
+              // Put back what could not be deleted, under its own name, rather than leave a hidden remnant.
+              await rename(detached, target.entry).catch(() => undefined);
+              throw ToolError.conflict(
+                `Could not delete everything in ${userPath} (${(error as NodeJS.ErrnoException).code ?? 'error'}); what remains is still at ${userPath}.`,
+              );
+            }
+          } finally {
+            untrack();
           }
         });
         announceWritten(ctx, [], { listChanged: true });
