@@ -1,7 +1,10 @@
 import { ToolError, UpstreamError, formatBytes, type Logger, type SharedLimits } from '@suite/shared';
 import type { ThrottleSettings } from './config.js';
 import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, worthRetrying, writeUncertain } from './github-errors.js';
+import { foreignHopRefusal, storageNote } from './redirect-policy.js';
 import { bucketOf, sleep, spaced, type LimitBucket } from './rate-limits.js';
+import { sanitizeText } from './sanitize.js';
+import { sanitizeUpstreamJson } from './upstream-hygiene.js';
 
 /**
  * How every request reaches GitHub, in place of @octokit/request's fetch wrapper and the retry and
@@ -161,12 +164,16 @@ async function once(plan: PlannedRequest, settings: SendSettings, path: string |
       );
     }
     if (hops >= MAX_REDIRECTS) throw UpstreamError.unreachable(SERVICE, response.status, `more than ${MAX_REDIRECTS} redirects for ${what}`);
-    const refusal = settings.refuseHop(next, url, response.status);
-    if (refusal) throw refusal;
     if (next.origin !== settings.apiOrigin) {
+      // Only a download GitHub hands to its storage may leave the API's origin (redirect-policy.ts).
+      const foreign = foreignHopRefusal({ method: plan.method, firstPath: path, next, status: response.status, apiOrigin: settings.apiOrigin, what });
+      if (foreign) throw foreign;
       // The token is for GitHub's API only: signed download URLs on another origin need none.
       delete headers.authorization;
+      plan.note?.(storageNote(next));
     }
+    const refusal = settings.refuseHop(next, url, response.status);
+    if (refusal) throw refusal;
     if (response.status === 303) {
       method = 'GET';
       sendBody = undefined;
@@ -243,9 +250,9 @@ async function errorBody(response: Response): Promise<unknown> {
   if (!bytes) return '';
   const text = bytes.toString('utf8');
   try {
-    return JSON.parse(text) as unknown;
+    return sanitizeUpstreamJson(JSON.parse(text) as unknown);
   } catch {
-    return /^\s*</.test(text) ? '' : text.slice(0, 1000);
+    return /^\s*</.test(text) ? '' : sanitizeText(text.slice(0, 1000));
   }
 }
 
@@ -254,6 +261,15 @@ function mediaTypeOf(response: Response): string {
 }
 
 const isJsonType = (type: string): boolean => type === 'application/json' || /^application\/[\w.+-]*\+json$/.test(type) || type === 'application/scim+json';
+
+/**
+ * What a diff or patch may come as: GitHub's own media types, plain text, or a diff's text types.
+ * JSON (an error object or the pull request itself), HTML (a login page) and anything else is not
+ * the diff, however it parses.
+ */
+function isDiffType(type: string): boolean {
+  return /^application\/vnd\.github(?:\.[\w-]+)*[.+](?:diff|patch)$/.test(type) || type === 'text/plain' || /^(?:text|application)\/(?:x-)?(?:diff|patch)$/.test(type);
+}
 
 /**
  * A 2xx body as the caller expects it: parsed JSON when JSON was asked for (anything else is a
@@ -282,6 +298,10 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
       ? new ToolError(`GitHub's answer to ${what} is larger than ${size}, more than this server reads. Narrow the request (fewer items per page, a narrower query or path).`)
       : failure(`an answer larger than ${size}`);
   }
+  if (/\.(?:diff|patch)\b/i.test(accept) && !isDiffType(type)) {
+    const kind = type === 'text/html' ? 'an HTML page' : isJsonType(type) ? 'JSON' : type ? type : 'a body without a content type';
+    throw failure(`${kind} instead of the diff that was asked for`);
+  }
   if (wantsJson || isJsonType(type)) {
     if (!isJsonType(type)) {
       const kind = type === 'text/html' ? 'an HTML page' : type ? `${type}` : 'a body without a content type';
@@ -289,12 +309,15 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
     }
     const text = bytes.toString('utf8');
     if (text.trim() === '') throw failure('an empty body instead of JSON');
+    let parsed: unknown;
     try {
-      return JSON.parse(text) as unknown;
+      parsed = JSON.parse(text) as unknown;
     } catch (error) {
       settings.log.debug(`${what}: malformed JSON (${bytes.length} bytes): ${error instanceof Error ? error.message : String(error)}`);
       throw failure(`malformed JSON (${bytes.length} bytes)`);
     }
+    // Every JSON answer of every tool is cleaned here, once (upstream-hygiene.ts).
+    return sanitizeUpstreamJson(parsed);
   }
   if (type.startsWith('text/') || /charset=utf-8/i.test(response.headers.get('content-type') ?? '') || /\.(?:diff|patch)\b/i.test(accept)) {
     return bytes.toString('utf8');
@@ -302,25 +325,72 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
 
-/** A rate-limit answer: which counter, until when, and how to say it. */
+/**
+ * The longest wait a rate-limit answer is believed for: GitHub's primary limits reset within the
+ * hour, and its secondary limits ask for seconds to minutes. A reset in the year 3000 or a
+ * retry-after of 1e308 (a broken proxy, a hostile answer) would otherwise stop every request of
+ * the token until the process restarts.
+ */
+export const MAX_BELIEVED_LIMIT_SECONDS = 3600;
+/** The wait assumed when GitHub says it is limiting but not for how long (its own advice for secondary limits). */
+const DEFAULT_LIMIT_SECONDS = 60;
+
+/** A header value as it arrived, short and printable, for a message. */
+function quoted(value: string): string {
+  const printable = value.replace(/[^\x20-\x7e]/g, '?');
+  return JSON.stringify(printable.length > 40 ? `${printable.slice(0, 40)}...` : printable);
+}
+
+/**
+ * How long to hold off, from a header GitHub sent: `seconds` when it is believable, else the
+ * bound or the default, with a note that says what was received and what was done with it.
+ */
+function believedWait(seconds: number | undefined, header: string, received: string): { seconds: number; note: string } {
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) {
+    return { seconds: DEFAULT_LIMIT_SECONDS, note: `; ${header} ${quoted(received)} is not a wait this server understands, so it holds off ${DEFAULT_LIMIT_SECONDS} s` };
+  }
+  if (seconds > MAX_BELIEVED_LIMIT_SECONDS) {
+    return { seconds: MAX_BELIEVED_LIMIT_SECONDS, note: `; ${header} ${quoted(received)} asks for more than an hour, so it holds off an hour at most` };
+  }
+  return { seconds, note: '' };
+}
+
+/** retry-after as seconds (a number of seconds, or an HTTP date); undefined when it is neither. */
+function retryAfterSeconds(value: string, now: number): number | undefined {
+  const text = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text);
+  if (/^[A-Za-z]{3}, \d\d [A-Za-z]{3} \d{4} \d\d:\d\d:\d\d GMT$/.test(text)) {
+    const at = Date.parse(text);
+    return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
+  }
+  return undefined;
+}
+
+/** A rate-limit answer: which counter, until when, and how to say it. Every wait is bounded (believedWait). */
 function rateLimitOf(error: GithubHttpFailure): { bucket: LimitBucket; until: number; detail: string } | undefined {
   if (error.status !== 403 && error.status !== 429) return undefined;
   const headers = error.response.headers;
   const data = error.response.data;
   const message = data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string' ? (data as { message: string }).message : typeof data === 'string' ? data : '';
-  const retryAfter = Number(headers['retry-after']);
   const now = Date.now();
-  if (/secondary rate limit|abuse/i.test(message) || error.status === 429 || (headers['retry-after'] !== undefined && Number.isFinite(retryAfter))) {
-    const seconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60;
-    return { bucket: 'all', until: now + seconds * 1000, detail: 'secondary rate limit: too many requests in a short time' };
+  const retryAfter = headers['retry-after'];
+  // A 403 is a limit when GitHub says so, or when it names a wait (any number: an absurd one is bounded below).
+  const namesWait = retryAfter !== undefined && Number.isFinite(Number(retryAfter.trim() || 'x'));
+  if (/secondary rate limit|abuse/i.test(message) || error.status === 429 || namesWait) {
+    const wait = retryAfter === undefined ? { seconds: DEFAULT_LIMIT_SECONDS, note: '' } : believedWait(retryAfterSeconds(retryAfter, now), 'retry-after', retryAfter);
+    return { bucket: 'all', until: now + Math.max(1, wait.seconds) * 1000, detail: `secondary rate limit: too many requests in a short time${wait.note}` };
   }
   if (headers['x-ratelimit-remaining'] === '0') {
-    const reset = Number(headers['x-ratelimit-reset']);
-    const until = Number.isFinite(reset) && reset > 0 ? Math.max(reset * 1000, now + 1000) : now + 60_000;
+    const resetHeader = headers['x-ratelimit-reset'];
+    const reset = resetHeader !== undefined && /^\s*\d{1,15}\s*$/.test(resetHeader) ? Number(resetHeader) : undefined;
+    // A reset already past (clocks differ) means the limit is about to lift: a second, as before.
+    const wait = resetHeader === undefined ? { seconds: DEFAULT_LIMIT_SECONDS, note: '' } : believedWait(reset === undefined ? undefined : Math.max(1, reset - now / 1000), 'x-ratelimit-reset', resetHeader);
     const resource = headers['x-ratelimit-resource'];
     const bucket = resource === 'search' || resource === 'code_search' ? resource : 'core';
-    const limit = headers['x-ratelimit-limit'];
-    return { bucket, until, detail: `${limit ? `${limit} requests per hour` : 'the hourly limit'}${resource && resource !== 'core' ? ` for ${resource}` : ''} used up` };
+    const limitHeader = headers['x-ratelimit-limit'];
+    const limit = limitHeader !== undefined && /^\d{1,9}$/.test(limitHeader.trim()) ? Number(limitHeader) : undefined;
+    const named = bucket !== 'core' ? ` for ${bucket}` : '';
+    return { bucket, until: now + wait.seconds * 1000, detail: `${limit ? `${limit} requests per hour` : 'the hourly limit'}${named} used up${wait.note}` };
   }
   return undefined;
 }
