@@ -2,7 +2,7 @@ import { ToolError, UpstreamError, formatBytes, type Logger, type SharedLimits }
 import type { ThrottleSettings } from './config.js';
 import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, worthRetrying, writeUncertain } from './github-errors.js';
 import { foreignHopRefusal, storageNote } from './redirect-policy.js';
-import { bucketOf, sleep, spaced, type LimitBucket } from './rate-limits.js';
+import { bucketOf, rateLimitOfAnswer, sleep, spaced, type RateLimitAnswer } from './rate-limits.js';
 import { sanitizeText } from './sanitize.js';
 import { sanitizeUpstreamJson } from './upstream-hygiene.js';
 
@@ -62,7 +62,20 @@ const isRead = (method: string): boolean => method === 'GET' || method === 'HEAD
 /** Writes that notify people, spaced further apart (GitHub's guidance; the throttling plugin's list). */
 const NOTIFYING = /^\/repos\/[^/]+\/[^/]+\/(?:issues|issues\/\d+\/comments|pulls|pulls\/\d+\/(?:comments|comments\/\d+\/replies|merge|requested_reviewers|reviews)|releases)$/;
 
+/**
+ * A `.` or `..` segment in a request's path as built (before a URL parser folds it away, which it
+ * does for `%2e` too): an argument that would name another resource than the one the tool means.
+ */
+function dotSegment(url: string): string | undefined {
+  const pathname = url.replace(/^[a-z]+:\/\/[^/]*/i, '').split(/[?#]/)[0] ?? '';
+  return pathname.split('/').find((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+}
+
 export async function sendRequest(plan: PlannedRequest, settings: SendSettings): Promise<GithubResponse> {
+  const dots = dotSegment(plan.url);
+  if (dots !== undefined) {
+    throw ToolError.invalidArgument(`An argument of this call is ${JSON.stringify(decodeURIComponent(dots))}, which would name another path on GitHub than the one meant; nothing was sent. Give the real name, sha or id.`);
+  }
   const path = apiPath(plan.url, settings.basePath);
   const { throttle, tokenKey } = settings;
   const run = (): Promise<GithubResponse> => attempts(plan, settings, path);
@@ -325,72 +338,7 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
 
-/**
- * The longest wait a rate-limit answer is believed for: GitHub's primary limits reset within the
- * hour, and its secondary limits ask for seconds to minutes. A reset in the year 3000 or a
- * retry-after of 1e308 (a broken proxy, a hostile answer) would otherwise stop every request of
- * the token until the process restarts.
- */
-export const MAX_BELIEVED_LIMIT_SECONDS = 3600;
-/** The wait assumed when GitHub says it is limiting but not for how long (its own advice for secondary limits). */
-const DEFAULT_LIMIT_SECONDS = 60;
-
-/** A header value as it arrived, short and printable, for a message. */
-function quoted(value: string): string {
-  const printable = value.replace(/[^\x20-\x7e]/g, '?');
-  return JSON.stringify(printable.length > 40 ? `${printable.slice(0, 40)}...` : printable);
-}
-
-/**
- * How long to hold off, from a header GitHub sent: `seconds` when it is believable, else the
- * bound or the default, with a note that says what was received and what was done with it.
- */
-function believedWait(seconds: number | undefined, header: string, received: string): { seconds: number; note: string } {
-  if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) {
-    return { seconds: DEFAULT_LIMIT_SECONDS, note: `; ${header} ${quoted(received)} is not a wait this server understands, so it holds off ${DEFAULT_LIMIT_SECONDS} s` };
-  }
-  if (seconds > MAX_BELIEVED_LIMIT_SECONDS) {
-    return { seconds: MAX_BELIEVED_LIMIT_SECONDS, note: `; ${header} ${quoted(received)} asks for more than an hour, so it holds off an hour at most` };
-  }
-  return { seconds, note: '' };
-}
-
-/** retry-after as seconds (a number of seconds, or an HTTP date); undefined when it is neither. */
-function retryAfterSeconds(value: string, now: number): number | undefined {
-  const text = value.trim();
-  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text);
-  if (/^[A-Za-z]{3}, \d\d [A-Za-z]{3} \d{4} \d\d:\d\d:\d\d GMT$/.test(text)) {
-    const at = Date.parse(text);
-    return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
-  }
-  return undefined;
-}
-
-/** A rate-limit answer: which counter, until when, and how to say it. Every wait is bounded (believedWait). */
-function rateLimitOf(error: GithubHttpFailure): { bucket: LimitBucket; until: number; detail: string } | undefined {
-  if (error.status !== 403 && error.status !== 429) return undefined;
-  const headers = error.response.headers;
-  const data = error.response.data;
-  const message = data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string' ? (data as { message: string }).message : typeof data === 'string' ? data : '';
-  const now = Date.now();
-  const retryAfter = headers['retry-after'];
-  // A 403 is a limit when GitHub says so, or when it names a wait (any number: an absurd one is bounded below).
-  const namesWait = retryAfter !== undefined && Number.isFinite(Number(retryAfter.trim() || 'x'));
-  if (/secondary rate limit|abuse/i.test(message) || error.status === 429 || namesWait) {
-    const wait = retryAfter === undefined ? { seconds: DEFAULT_LIMIT_SECONDS, note: '' } : believedWait(retryAfterSeconds(retryAfter, now), 'retry-after', retryAfter);
-    return { bucket: 'all', until: now + Math.max(1, wait.seconds) * 1000, detail: `secondary rate limit: too many requests in a short time${wait.note}` };
-  }
-  if (headers['x-ratelimit-remaining'] === '0') {
-    const resetHeader = headers['x-ratelimit-reset'];
-    const reset = resetHeader !== undefined && /^\s*\d{1,15}\s*$/.test(resetHeader) ? Number(resetHeader) : undefined;
-    // A reset already past (clocks differ) means the limit is about to lift: a second, as before.
-    const wait = resetHeader === undefined ? { seconds: DEFAULT_LIMIT_SECONDS, note: '' } : believedWait(reset === undefined ? undefined : Math.max(1, reset - now / 1000), 'x-ratelimit-reset', resetHeader);
-    const resource = headers['x-ratelimit-resource'];
-    const bucket = resource === 'search' || resource === 'code_search' ? resource : 'core';
-    const limitHeader = headers['x-ratelimit-limit'];
-    const limit = limitHeader !== undefined && /^\d{1,9}$/.test(limitHeader.trim()) ? Number(limitHeader) : undefined;
-    const named = bucket !== 'core' ? ` for ${bucket}` : '';
-    return { bucket, until: now + wait.seconds * 1000, detail: `${limit ? `${limit} requests per hour` : 'the hourly limit'}${named} used up${wait.note}` };
-  }
-  return undefined;
+/** A rate-limit answer: which counter, until when, and how to say it (rate-limits.ts bounds every wait). */
+function rateLimitOf(error: GithubHttpFailure): RateLimitAnswer | undefined {
+  return rateLimitOfAnswer(error.status, error.response.headers, error.response.data, Date.now());
 }

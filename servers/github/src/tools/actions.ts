@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
-import { fullName, pageParams, positiveInt, repoParams, text } from '../params.js';
+import { fullName, pageParams, pathSegment, positiveInt, repoParams, text } from '../params.js';
 import { listing, nextPage, paging, parts, userLine, when } from '../present.js';
 import { tailLines } from '../log-tail.js';
 
@@ -13,7 +13,7 @@ export const listWorkflowRuns = githubTool({
   description: 'Lists Actions workflow runs, newest first (workflow_id: id or file name).',
   input: z.object({
     ...repoParams,
-    workflow_id: z.union([positiveInt, text]).optional(),
+    workflow_id: z.union([positiveInt, pathSegment]).optional(),
     branch: text.optional(),
     status: z.enum(['queued', 'in_progress', 'completed', 'success', 'failure', 'cancelled', 'waiting', 'pending']).optional(),
     event: text.optional(),
