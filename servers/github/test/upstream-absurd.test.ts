@@ -160,7 +160,7 @@ describe('arguments that would name another path, odd numbers, read-only with on
 
   it('a number past the safe integers is refused, not rounded to another issue', async () => {
     const before = world.fake.requests.length;
-    const out = await gh.callTool('get_issue', { ...repo, issue_number: 9007199254740993 });
+    const out = await gh.callTool('get_issue', { ...repo, issue_number: Number.MAX_SAFE_INTEGER + 2 });
     expect(out.isError).toBe(true);
     expect(out.text).toContain('a whole number from 1 to 9007199254740991');
     expect(world.fake.requests.length).toBe(before);
