@@ -54,6 +54,19 @@ export function labelNames(labels: readonly (string | { name?: string | null })[
   return (labels ?? []).map((l) => userLine(typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean);
 }
 
+/**
+ * A count or a number from GitHub as text: `?` when GitHub left it out or sent something that is
+ * not a finite number (null, a string, 1e400), so no answer reads `null`, `undefined` or `NaN`.
+ */
+export function count(value: unknown): string {
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : '?';
+}
+
+/** A size in bytes from GitHub, formatted; `unknown size` when it is not a finite number. */
+export function sizeOf(value: unknown, format: (bytes: number) => string): string {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? format(value) : 'unknown size';
+}
+
 /** Joins the non-empty parts with a separator. */
 export function parts(...items: (string | false | null | undefined)[]): string {
   return items.filter((x): x is string => typeof x === 'string' && x.length > 0).join(' · ');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/test-kit';
-import { echoCredentials, hiddenLeft, poisonStrings, tokenExposures } from './fake-github/hostile.js';
+import { echoCredentials, hiddenLeft, nullFields, poisonStrings, tokenExposures } from './fake-github/hostile.js';
 import { TOKENS, startWorld, type World } from './helpers.js';
 
 /**
@@ -161,5 +161,20 @@ describe('a GitHub whose every string field carries hidden characters', () => {
     // The reads worked on the poisoned answers (so their fields reached the rendering).
     const readsFailed = shown.filter((s) => s.isError && s.mustWork);
     expect(readsFailed.map((s) => `${s.what}: ${s.text.slice(0, 300)}`)).toEqual([]);
+  });
+});
+
+describe('a GitHub that answers null for every field it may leave out', () => {
+  it('no answer prints undefined, NaN, Infinity or null, and no call fails unexpectedly', async () => {
+    const session = await world.connect();
+    const remove = world.fake.upstream.transform(nullFields);
+    let shown: Shown[];
+    try {
+      shown = await everything(session, 'sparse');
+    } finally {
+      remove();
+    }
+    const odd = shown.filter((s) => /\b(?:undefined|NaN|Infinity|null)\b|unexpectedly/.test(s.text.replace(/,null\]$/, ']').replace(/\/dev\/null/g, '')));
+    expect(odd.map((s) => `${s.what}: ${s.text.slice(0, 600)}`)).toEqual([]);
   });
 });

@@ -170,3 +170,19 @@ export function tokenExposures(text: string, token: string): string[] {
   }
   return [...new Set(found)];
 }
+
+/**
+ * Every field no logic reads, set to null (as GitHub answers for deleted users, unset dates,
+ * missing stats), and every number among them to null too: what a tool prints must then still
+ * read as text (no `undefined`, `NaN`, `Infinity`, `null`), and no call may fail unexpectedly.
+ */
+export const nullFields: FakeTransform = (_request, response) => {
+  if (!isJsonAnswer(response)) return response;
+  const blank = (value: unknown, key: string | undefined): unknown => {
+    if (Array.isArray(value)) return value.map((item) => blank(item, undefined));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, blank(item, name)]));
+    if (key === undefined || LOGIC_FIELDS.test(key) || EXACT_FIELDS.has(key) || key === 'content' || key === 'number' || key === 'name' || key === 'path' || key === 'filename') return value;
+    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? null : value;
+  };
+  return { ...response, json: blank(response.json, undefined) };
+};
