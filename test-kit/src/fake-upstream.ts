@@ -38,6 +38,9 @@ export interface FakeResponse {
 
 export type FakeRoute = (request: FakeRequest) => FakeResponse | Promise<FakeResponse>;
 
+/** Rewrites an answer before it is sent (see FakeUpstream.transform). */
+export type FakeTransform = (request: FakeRequest, response: FakeResponse) => FakeResponse;
+
 export interface FakeFault {
   method?: string;
   /** A route-style pattern, a RegExp on the path, or omitted for any path. */
@@ -73,6 +76,12 @@ export interface FakeUpstream {
    */
   rewrite(pattern: string, to: (params: Record<string, string>) => string | undefined): void;
   fault(fault: FakeFault): void;
+  /**
+   * Rewrites every answer before it is sent (a route's, a fault's, a 404's), for as long as it is
+   * installed: how a hostile or broken upstream is played across every endpoint at once (echoing
+   * request headers into bodies, poisoning every string field). Returns the function that removes it.
+   */
+  transform(rewrite: FakeTransform): () => void;
   /** Every request received, in order. */
   readonly requests: FakeRequest[];
   /** Requests being answered now, and the most at once since the start (or the last reset): a cap on requests in flight, seen from upstream. */
@@ -148,14 +157,14 @@ function payloadOf(response: FakeResponse): { headers: Record<string, string>; p
   return { headers, payload };
 }
 
-function send(res: http.ServerResponse, response: FakeResponse): void {
+function sendAnswer(res: http.ServerResponse, response: FakeResponse): void {
   const { headers, payload } = payloadOf(response);
   res.writeHead(response.status ?? 200, headers);
   res.end(payload);
 }
 
 /** The head and the first `bytes` of the body (announced in full), then nothing more, or a closed connection. */
-function sendPartial(res: http.ServerResponse, response: FakeResponse, partial: NonNullable<FakeFault['partial']>): void {
+function sendPartialAnswer(res: http.ServerResponse, response: FakeResponse, partial: NonNullable<FakeFault['partial']>): void {
   const { headers, payload } = payloadOf(response);
   const bytes = Buffer.from(payload);
   const sent = Math.min(bytes.length - 1, partial.bytes ?? Math.floor(bytes.length / 2));
@@ -169,6 +178,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const routes: CompiledRoute[] = [];
   const rewrites: { match: (path: string) => Record<string, string> | undefined; to: (params: Record<string, string>) => string | undefined }[] = [];
   const faults: (FakeFault & { left: number; matchPath: (path: string) => boolean })[] = [];
+  const transforms: FakeTransform[] = [];
   const requests: FakeRequest[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -184,6 +194,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const method = (req.method ?? 'GET').toUpperCase();
       const request: FakeRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body, params: {}, receivedAt };
       requests.push(request);
+      const send = (target: http.ServerResponse, response: FakeResponse): void => sendAnswer(target, transforms.reduce((answer, rewrite) => rewrite(request, answer), response));
+      const sendPartial = (target: http.ServerResponse, response: FakeResponse, partial: NonNullable<FakeFault['partial']>): void =>
+        sendPartialAnswer(target, transforms.reduce((answer, rewrite) => rewrite(request, answer), response), partial);
 
       const fault = faults.find((f) => f.left > 0 && (!f.method || f.method.toUpperCase() === method) && f.matchPath(url.pathname));
       if (fault) {
@@ -218,7 +231,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       }
       reply({ status: 404, json: { message: 'Not Found' } });
     })().catch((error: unknown) => {
-      if (!res.headersSent) send(res, { status: 500, json: { message: `fake upstream failed: ${String(error)}` } });
+      if (!res.headersSent) sendAnswer(res, { status: 500, json: { message: `fake upstream failed: ${String(error)}` } });
       else res.end();
     });
   });
@@ -248,6 +261,13 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
             ? (p: string) => (fault.path as RegExp).test(p)
             : (p: string) => compile(fault.path as string)(p) !== undefined;
       faults.push({ ...fault, left: fault.times ?? 1, matchPath });
+    },
+    transform(rewrite) {
+      transforms.push(rewrite);
+      return () => {
+        const at = transforms.indexOf(rewrite);
+        if (at !== -1) transforms.splice(at, 1);
+      };
     },
     async close() {
       server.closeAllConnections();

@@ -19,7 +19,7 @@ import type { ContentBlock, ResourceContents } from '@suite/shared';
 import type { SuiteServer } from '@suite/shared';
 
 export { Client };
-export { startFakeUpstream, type FakeUpstream, type FakeRequest, type FakeResponse, type FakeRoute, type FakeFault } from './fake-upstream.js';
+export { startFakeUpstream, type FakeUpstream, type FakeRequest, type FakeResponse, type FakeRoute, type FakeFault, type FakeTransform } from './fake-upstream.js';
 
 /** A root as the test client offers it: a directory path or a full root. */
 export type TestRoot = string | { uri: string; name?: string };

@@ -1,4 +1,5 @@
 import { CancelledError, ToolError, UpstreamError } from '@suite/shared';
+import { rateLimitOfAnswer } from './rate-limits.js';
 import { sanitizeLine } from './sanitize.js';
 
 export const SERVICE = 'GitHub';
@@ -245,23 +246,12 @@ function formatPermissions(header: string): string {
     .join(', ');
 }
 
+/** A rate-limit answer in words, read as the request layer reads it (rate-limits.ts: every wait bounded). */
 function rateLimitFailure(error: GithubHttpError): UpstreamError | undefined {
-  const headers = error.response?.headers ?? {};
-  const message = bodyOf(error).message ?? '';
-  const retryAfter = Number(headers['retry-after']);
-  if (/secondary rate limit|abuse/i.test(message) || (error.status === 429 && Number.isFinite(retryAfter))) {
-    return UpstreamError.rateLimited(SERVICE, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60, 'secondary rate limit: too many requests in a short time');
-  }
-  if (headers['x-ratelimit-remaining'] === '0') {
-    const reset = Number(headers['x-ratelimit-reset']);
-    const seconds = Number.isFinite(reset) && reset > 0 ? Math.max(1, reset - Math.floor(Date.now() / 1000)) : undefined;
-    const limit = headers['x-ratelimit-limit'];
-    const resource = headers['x-ratelimit-resource'];
-    const detail = `${limit ? `${limit} requests per hour` : 'the hourly limit'}${resource && resource !== 'core' ? ` for ${resource}` : ''} used up`;
-    return UpstreamError.rateLimited(SERVICE, seconds, detail);
-  }
-  if (error.status === 429) return UpstreamError.rateLimited(SERVICE, undefined);
-  return undefined;
+  const now = Date.now();
+  const headers = Object.fromEntries(Object.entries(error.response?.headers ?? {}).map(([name, value]) => [name, value === undefined ? undefined : String(value)]));
+  const limited = rateLimitOfAnswer(error.status, headers, error.response?.data, now);
+  return limited ? UpstreamError.rateLimited(SERVICE, Math.max(1, (limited.until - now) / 1000), limited.detail) : undefined;
 }
 
 function accessDenied(error: GithubHttpError, context: FailureContext, target: string | undefined): ToolError {

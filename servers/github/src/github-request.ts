@@ -1,7 +1,10 @@
 import { ToolError, UpstreamError, formatBytes, type Logger, type SharedLimits } from '@suite/shared';
 import type { ThrottleSettings } from './config.js';
 import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFailure, mayHaveBeenSent, repoOfPath, worthRetrying, writeUncertain } from './github-errors.js';
-import { bucketOf, sleep, spaced, type LimitBucket } from './rate-limits.js';
+import { foreignHopRefusal, storageNote } from './redirect-policy.js';
+import { bucketOf, rateLimitOfAnswer, sleep, spaced, type RateLimitAnswer } from './rate-limits.js';
+import { sanitizeText } from './sanitize.js';
+import { sanitizeUpstreamJson } from './upstream-hygiene.js';
 
 /**
  * How every request reaches GitHub, in place of @octokit/request's fetch wrapper and the retry and
@@ -59,7 +62,20 @@ const isRead = (method: string): boolean => method === 'GET' || method === 'HEAD
 /** Writes that notify people, spaced further apart (GitHub's guidance; the throttling plugin's list). */
 const NOTIFYING = /^\/repos\/[^/]+\/[^/]+\/(?:issues|issues\/\d+\/comments|pulls|pulls\/\d+\/(?:comments|comments\/\d+\/replies|merge|requested_reviewers|reviews)|releases)$/;
 
+/**
+ * A `.` or `..` segment in a request's path as built (before a URL parser folds it away, which it
+ * does for `%2e` too): an argument that would name another resource than the one the tool means.
+ */
+function dotSegment(url: string): string | undefined {
+  const pathname = url.replace(/^[a-z]+:\/\/[^/]*/i, '').split(/[?#]/)[0] ?? '';
+  return pathname.split('/').find((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+}
+
 export async function sendRequest(plan: PlannedRequest, settings: SendSettings): Promise<GithubResponse> {
+  const dots = dotSegment(plan.url);
+  if (dots !== undefined) {
+    throw ToolError.invalidArgument(`An argument of this call is ${JSON.stringify(decodeURIComponent(dots))}, which would name another path on GitHub than the one meant; nothing was sent. Give the real name, sha or id.`);
+  }
   const path = apiPath(plan.url, settings.basePath);
   const { throttle, tokenKey } = settings;
   const run = (): Promise<GithubResponse> => attempts(plan, settings, path);
@@ -161,12 +177,16 @@ async function once(plan: PlannedRequest, settings: SendSettings, path: string |
       );
     }
     if (hops >= MAX_REDIRECTS) throw UpstreamError.unreachable(SERVICE, response.status, `more than ${MAX_REDIRECTS} redirects for ${what}`);
-    const refusal = settings.refuseHop(next, url, response.status);
-    if (refusal) throw refusal;
     if (next.origin !== settings.apiOrigin) {
+      // Only a download GitHub hands to its storage may leave the API's origin (redirect-policy.ts).
+      const foreign = foreignHopRefusal({ method: plan.method, firstPath: path, next, status: response.status, apiOrigin: settings.apiOrigin, what });
+      if (foreign) throw foreign;
       // The token is for GitHub's API only: signed download URLs on another origin need none.
       delete headers.authorization;
+      plan.note?.(storageNote(next));
     }
+    const refusal = settings.refuseHop(next, url, response.status);
+    if (refusal) throw refusal;
     if (response.status === 303) {
       method = 'GET';
       sendBody = undefined;
@@ -243,9 +263,9 @@ async function errorBody(response: Response): Promise<unknown> {
   if (!bytes) return '';
   const text = bytes.toString('utf8');
   try {
-    return JSON.parse(text) as unknown;
+    return sanitizeUpstreamJson(JSON.parse(text) as unknown);
   } catch {
-    return /^\s*</.test(text) ? '' : text.slice(0, 1000);
+    return /^\s*</.test(text) ? '' : sanitizeText(text.slice(0, 1000));
   }
 }
 
@@ -254,6 +274,15 @@ function mediaTypeOf(response: Response): string {
 }
 
 const isJsonType = (type: string): boolean => type === 'application/json' || /^application\/[\w.+-]*\+json$/.test(type) || type === 'application/scim+json';
+
+/**
+ * What a diff or patch may come as: GitHub's own media types, plain text, or a diff's text types.
+ * JSON (an error object or the pull request itself), HTML (a login page) and anything else is not
+ * the diff, however it parses.
+ */
+function isDiffType(type: string): boolean {
+  return /^application\/vnd\.github(?:\.[\w-]+)*[.+](?:diff|patch)$/.test(type) || type === 'text/plain' || /^(?:text|application)\/(?:x-)?(?:diff|patch)$/.test(type);
+}
 
 /**
  * A 2xx body as the caller expects it: parsed JSON when JSON was asked for (anything else is a
@@ -282,6 +311,10 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
       ? new ToolError(`GitHub's answer to ${what} is larger than ${size}, more than this server reads. Narrow the request (fewer items per page, a narrower query or path).`)
       : failure(`an answer larger than ${size}`);
   }
+  if (/\.(?:diff|patch)\b/i.test(accept) && !isDiffType(type)) {
+    const kind = type === 'text/html' ? 'an HTML page' : isJsonType(type) ? 'JSON' : type ? type : 'a body without a content type';
+    throw failure(`${kind} instead of the diff that was asked for`);
+  }
   if (wantsJson || isJsonType(type)) {
     if (!isJsonType(type)) {
       const kind = type === 'text/html' ? 'an HTML page' : type ? `${type}` : 'a body without a content type';
@@ -289,12 +322,15 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
     }
     const text = bytes.toString('utf8');
     if (text.trim() === '') throw failure('an empty body instead of JSON');
+    let parsed: unknown;
     try {
-      return JSON.parse(text) as unknown;
+      parsed = JSON.parse(text) as unknown;
     } catch (error) {
       settings.log.debug(`${what}: malformed JSON (${bytes.length} bytes): ${error instanceof Error ? error.message : String(error)}`);
       throw failure(`malformed JSON (${bytes.length} bytes)`);
     }
+    // Every JSON answer of every tool is cleaned here, once (upstream-hygiene.ts).
+    return sanitizeUpstreamJson(parsed);
   }
   if (type.startsWith('text/') || /charset=utf-8/i.test(response.headers.get('content-type') ?? '') || /\.(?:diff|patch)\b/i.test(accept)) {
     return bytes.toString('utf8');
@@ -302,25 +338,7 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
 
-/** A rate-limit answer: which counter, until when, and how to say it. */
-function rateLimitOf(error: GithubHttpFailure): { bucket: LimitBucket; until: number; detail: string } | undefined {
-  if (error.status !== 403 && error.status !== 429) return undefined;
-  const headers = error.response.headers;
-  const data = error.response.data;
-  const message = data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string' ? (data as { message: string }).message : typeof data === 'string' ? data : '';
-  const retryAfter = Number(headers['retry-after']);
-  const now = Date.now();
-  if (/secondary rate limit|abuse/i.test(message) || error.status === 429 || (headers['retry-after'] !== undefined && Number.isFinite(retryAfter))) {
-    const seconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60;
-    return { bucket: 'all', until: now + seconds * 1000, detail: 'secondary rate limit: too many requests in a short time' };
-  }
-  if (headers['x-ratelimit-remaining'] === '0') {
-    const reset = Number(headers['x-ratelimit-reset']);
-    const until = Number.isFinite(reset) && reset > 0 ? Math.max(reset * 1000, now + 1000) : now + 60_000;
-    const resource = headers['x-ratelimit-resource'];
-    const bucket = resource === 'search' || resource === 'code_search' ? resource : 'core';
-    const limit = headers['x-ratelimit-limit'];
-    return { bucket, until, detail: `${limit ? `${limit} requests per hour` : 'the hourly limit'}${resource && resource !== 'core' ? ` for ${resource}` : ''} used up` };
-  }
-  return undefined;
+/** A rate-limit answer: which counter, until when, and how to say it (rate-limits.ts bounds every wait). */
+function rateLimitOf(error: GithubHttpFailure): RateLimitAnswer | undefined {
+  return rateLimitOfAnswer(error.status, error.response.headers, error.response.data, Date.now());
 }

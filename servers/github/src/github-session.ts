@@ -3,6 +3,7 @@ import type { GithubConfig } from './config.js';
 import { GithubClients, runWithSignal, type GithubApi } from './github-client.js';
 import { githubFailure } from './github-errors.js';
 import { Lockdown } from './lockdown.js';
+import { TokenRedactor } from './token-redaction.js';
 
 /** What a tool, resource or prompt handler gets for one call. */
 export interface GithubCall {
@@ -32,6 +33,8 @@ export class GithubSession {
   readonly clients: GithubClients;
   private readonly lockdown: Lockdown | undefined;
   private readonly basePath: string;
+  /** The redactor of each token this session acts with (with the operator's): built once per token. */
+  private readonly redactors = new Map<string, TokenRedactor>();
 
   constructor(
     readonly config: GithubConfig,
@@ -48,6 +51,21 @@ export class GithubSession {
    */
   private tokenFor(ctx: RequestContext): string | undefined {
     return ctx.auth?.token ?? this.config.token;
+  }
+
+  /**
+   * What removes the tokens this call could expose: the one it acts with and the operator's (which
+   * the process holds whatever the session), in every recognised form (token-redaction.ts).
+   */
+  redactorFor(ctx: RequestContext): TokenRedactor {
+    const token = this.tokenFor(ctx);
+    const key = `${token ?? ''}\n${this.config.token ?? ''}`;
+    let redactor = this.redactors.get(key);
+    if (!redactor) {
+      redactor = new TokenRedactor([token, this.config.token, ctx.auth?.token]);
+      this.redactors.set(key, redactor);
+    }
+    return redactor;
   }
 
   /** `notes`, if given, collects what the caller should add to its answer (a redirect GitHub led the call through). */
@@ -73,16 +91,25 @@ export class GithubSession {
         }
       },
     };
+    // Whatever the call returns or fails with passes the token redactor on its way out, so no
+    // answer, note or error of any tool, resource, prompt or completion carries a token, however
+    // GitHub echoed it (token-redaction.ts).
+    const redactor = this.redactorFor(ctx);
     try {
-      return await runWithSignal(signal, () => fn(call), notes);
+      const result = await runWithSignal(signal, () => fn(call), notes);
+      if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
+      return redactor.redactDeep(result);
     } catch (error) {
-      throw githubFailure(error, {
+      if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
+      const failure = githubFailure(error, {
         permission,
         basePath: this.basePath,
         authenticated: token !== undefined,
         cancelled: ctx.signal.aborted,
         timedOutAfterMs: deadline.aborted && !ctx.signal.aborted ? budgetMs : undefined,
       });
+      if (failure instanceof Error) failure.message = redactor.redactText(failure.message);
+      throw failure;
     }
   }
 }

@@ -5,7 +5,7 @@ import { resolveApiUrl } from './api-url.js';
 import { DEFAULT_LIMITS, DEFAULT_THROTTLE, TOOLSETS, type GithubConfig, type GithubLimits, type ThrottleSettings } from './config.js';
 import { sessionSelection } from './header-selection.js';
 import { parseRepoPatterns } from './repo-allowlist.js';
-import { VERSION, buildServer } from './server.js';
+import { VERSION, buildServer, checkReadOnlyTools } from './server.js';
 
 function truthy(value: string | undefined): boolean {
   return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
@@ -99,6 +99,7 @@ await runServer({
     const fallback = flags['allow-env-token-fallback'] === true;
     if (fallback && !token) throw new UsageError('--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN (or GITHUB_TOKEN) to be set.');
     if (!token) log.warning('No GITHUB_PERSONAL_ACCESS_TOKEN: requests are unauthenticated (public data only, 60 requests per hour) unless an HTTP client sends its own token.');
+    checkReadOnlyTools(config, selection, log);
     log.info(`GitHub API at ${apiUrl}${config.repos ? `, repositories limited to ${config.repos.length} entries` : ''}${config.lockdown ? ', lockdown mode' : ''}`);
     return {
       // Over HTTP a client may narrow its session's tools by header (X-MCP-Toolsets, X-MCP-Tools, X-MCP-Readonly).

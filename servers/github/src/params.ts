@@ -29,7 +29,8 @@ export function fullName(owner: string, repo: string): string {
  * (zod's .int().min(1) would publish a minimum and the largest safe integer as a maximum, bytes
  * of context in every tool for what the model already knows about issue numbers and pages).
  */
-export const positiveInt = z.number().refine((n) => Number.isInteger(n) && n >= 1, 'a whole number from 1').meta({ type: 'integer' });
+// Safe integers only: 9007199254740993 arrives as ...992, and the call would name another issue than the one asked for.
+export const positiveInt = z.number().refine((n) => Number.isSafeInteger(n) && n >= 1, 'a whole number from 1 to 9007199254740991').meta({ type: 'integer' });
 
 /** The owner/repo pair every repository tool starts with. */
 export const repoParams = { owner: ownerField, repo: repoField };
@@ -55,6 +56,14 @@ export const issueNumberField = positiveInt;
 
 /** A string that must not be empty (checked, not published: every byte of a schema costs context). */
 export const text = z.string().refine((s) => s.trim().length > 0, 'must not be empty');
+
+/**
+ * A value that becomes one segment of a request's path (a commit sha or ref, a workflow file name):
+ * `.` and `..` (also percent-encoded, which URL parsers decode) would name the segment above it,
+ * so `get_commit {sha: ".."}` would ask for the repository itself. github-request.ts refuses such
+ * a path for every request too; this says so before anything is built.
+ */
+export const pathSegment = text.refine((s) => !/^(?:\.|%2e){1,2}$/i.test(s.trim()), 'must not be . or .. (it would name another path)');
 
 /** A list of names (labels, assignees), at most 100. */
 export const nameList = z.array(z.string()).refine((a) => a.length <= 100, 'at most 100 entries');

@@ -54,27 +54,61 @@ export function labelNames(labels: readonly (string | { name?: string | null })[
   return (labels ?? []).map((l) => userLine(typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean);
 }
 
+/**
+ * A count or a number from GitHub as text: `?` when GitHub left it out or sent something that is
+ * not a finite number (null, a string, 1e400), so no answer reads `null`, `undefined` or `NaN`.
+ */
+export function count(value: unknown): string {
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : '?';
+}
+
+/** A size in bytes from GitHub, formatted; `unknown size` when it is not a finite number. */
+export function sizeOf(value: unknown, format: (bytes: number) => string): string {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? format(value) : 'unknown size';
+}
+
 /** Joins the non-empty parts with a separator. */
 export function parts(...items: (string | false | null | undefined)[]): string {
   return items.filter((x): x is string => typeof x === 'string' && x.length > 0).join(' · ');
 }
 
+/** The largest page number offered: beyond what any GitHub listing reaches, short of absurd. */
+const MAX_PAGE = 100_000;
+
+/** The `page` of each link of a Link header, by relation; what does not parse is left out. */
+function linkPages(link: string): Map<string, number> {
+  const pages = new Map<string, number>();
+  for (const part of link.slice(0, 8192).split(',')) {
+    const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (!match) continue;
+    const rel = /\brel\s*=\s*"?([a-z]+)"?/i.exec(match[2]!)?.[1]?.toLowerCase();
+    if (!rel || pages.has(rel)) continue;
+    let value: string | null;
+    try {
+      value = new URL(match[1]!).searchParams.get('page');
+    } catch {
+      continue;
+    }
+    if (value === null || !/^[1-9]\d{0,5}$/.test(value)) continue;
+    const page = Number(value);
+    if (page <= MAX_PAGE) pages.set(rel, page);
+  }
+  return pages;
+}
+
 /**
  * What follows a page of results: how to get the next one, from GitHub's `Link` header. Empty on
- * the last page.
+ * the last page, and when the header offers nothing usable: only the page right after the current
+ * one is offered (a `next` that is not a whole page number, that goes back, stays or skips is
+ * ignored), and `last` is named only when it is a whole page at or after it.
  */
 export function nextPage(link: string | undefined, page: number): string {
   if (!link) return '';
-  const rel = (name: string): number | undefined => {
-    const match = new RegExp(`<([^>]+)>;\\s*rel="${name}"`).exec(link);
-    if (!match) return undefined;
-    const value = new URL(match[1]!).searchParams.get('page');
-    return value ? Number(value) : undefined;
-  };
-  const next = rel('next');
-  if (next === undefined) return '';
-  const last = rel('last');
-  return `\nPage ${page}${last ? ` of ${last}` : ''}. More: call again with page: ${next}.`;
+  const pages = linkPages(link);
+  const next = pages.get('next');
+  if (next === undefined || next !== page + 1) return '';
+  const last = pages.get('last');
+  return `\nPage ${page}${last !== undefined && last >= next ? ` of ${last}` : ''}. More: call again with page: ${next}.`;
 }
 
 /** The standard paging arguments, with GitHub's defaults. */

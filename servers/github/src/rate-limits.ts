@@ -100,3 +100,82 @@ function waitFor(promise: Promise<void>, signal: AbortSignal | undefined): Promi
     });
   });
 }
+
+/**
+ * The longest wait a rate-limit answer is believed for: GitHub's primary limits reset within the
+ * hour, and its secondary limits ask for seconds to minutes. A reset in the year 3000 or a
+ * retry-after of 1e308 (a broken proxy, a hostile answer) would otherwise stop every request of
+ * the token until the process restarts.
+ */
+export const MAX_BELIEVED_LIMIT_SECONDS = 3600;
+/** The wait assumed when GitHub says it is limiting but not for how long (its own advice for secondary limits). */
+const DEFAULT_LIMIT_SECONDS = 60;
+
+/** A header value as it arrived, short and printable, for a message. */
+function quoted(value: string): string {
+  const printable = value.replace(/[^\x20-\x7e]/g, '?');
+  return JSON.stringify(printable.length > 40 ? `${printable.slice(0, 40)}...` : printable);
+}
+
+/**
+ * How long to hold off, from a header GitHub sent: `seconds` when it is believable, else the
+ * bound or the default, with a note that says what was received and what was done with it.
+ */
+function believedWait(seconds: number | undefined, header: string, received: string): { seconds: number; note: string } {
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) {
+    return { seconds: DEFAULT_LIMIT_SECONDS, note: `; ${header} ${quoted(received)} is not a wait this server understands, so it holds off ${DEFAULT_LIMIT_SECONDS} s` };
+  }
+  if (seconds > MAX_BELIEVED_LIMIT_SECONDS) {
+    return { seconds: MAX_BELIEVED_LIMIT_SECONDS, note: `; ${header} ${quoted(received)} asks for more than an hour, so it holds off an hour at most` };
+  }
+  return { seconds, note: '' };
+}
+
+/** retry-after as seconds (a number of seconds, or an HTTP date); undefined when it is neither. */
+function retryAfterSeconds(value: string, now: number): number | undefined {
+  const text = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text);
+  if (/^[A-Za-z]{3}, \d\d [A-Za-z]{3} \d{4} \d\d:\d\d:\d\d GMT$/.test(text)) {
+    const at = Date.parse(text);
+    return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
+  }
+  return undefined;
+}
+
+export interface RateLimitAnswer {
+  bucket: LimitBucket;
+  /** Epoch milliseconds: at most MAX_BELIEVED_LIMIT_SECONDS from when the answer came. */
+  until: number;
+  /** What the limit is, and what was received when it was not believed as sent. */
+  detail: string;
+}
+
+/**
+ * A rate-limit answer (403 or 429) read from its status, headers and body: which counter, until
+ * when, and how to say it; undefined when it is no rate limit. Every wait is bounded
+ * (believedWait). The request layer records it; the error mapping words it from the same reading.
+ */
+export function rateLimitOfAnswer(status: number, headers: Record<string, string | undefined>, data: unknown, now: number): RateLimitAnswer | undefined {
+  if (status !== 403 && status !== 429) return undefined;
+  const message = data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string' ? (data as { message: string }).message : typeof data === 'string' ? data : '';
+  const retryAfter = headers['retry-after'];
+  // A 403 is a limit when GitHub says so, or when it names a wait (any number: an absurd one is bounded below).
+  const namesWait = retryAfter !== undefined && Number.isFinite(Number(retryAfter.trim() || 'x'));
+  if (/secondary rate limit|abuse/i.test(message) || status === 429 || namesWait) {
+    const wait = retryAfter === undefined ? { seconds: DEFAULT_LIMIT_SECONDS, note: '' } : believedWait(retryAfterSeconds(retryAfter, now), 'retry-after', retryAfter);
+    return { bucket: 'all', until: now + Math.max(1, wait.seconds) * 1000, detail: `secondary rate limit: too many requests in a short time${wait.note}` };
+  }
+  if (headers['x-ratelimit-remaining'] === '0') {
+    const resetHeader = headers['x-ratelimit-reset'];
+    const reset = resetHeader !== undefined && /^\s*\d{1,15}\s*$/.test(resetHeader) ? Number(resetHeader) : undefined;
+    // A reset already past (clocks differ) means the limit is about to lift: a second, as before.
+    const wait = resetHeader === undefined ? { seconds: DEFAULT_LIMIT_SECONDS, note: '' } : believedWait(reset === undefined ? undefined : Math.max(1, reset - now / 1000), 'x-ratelimit-reset', resetHeader);
+    const resource = headers['x-ratelimit-resource'];
+    const bucket = resource === 'search' || resource === 'code_search' ? resource : 'core';
+    const limitHeader = headers['x-ratelimit-limit'];
+    const limit = limitHeader !== undefined && /^\d{1,9}$/.test(limitHeader.trim()) ? Number(limitHeader) : undefined;
+    const named = bucket !== 'core' ? ` for ${bucket}` : '';
+    return { bucket, until: now + wait.seconds * 1000, detail: `${limit ? `${limit} requests per hour` : 'the hourly limit'}${named} used up${wait.note}` };
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, registerSecret, type SessionInfo, type ToolSelection } from '@suite/shared';
+import { SuiteServer, UsageError, registerSecret, type Logger, type SessionInfo, type ToolSelection } from '@suite/shared';
 import { TOOLSETS, type GithubConfig } from './config.js';
 import { GithubSession } from './github-session.js';
 import type { GithubTool } from './github-tool.js';
@@ -89,6 +89,26 @@ function instructions(config: GithubConfig, selection: ToolSelection): string {
   if (config.repos) lines.push(`Only these repositories can be used: ${config.repos.map((p) => `${p.owner}/${p.repo}`).join(', ')}; searches are limited to them.`);
   if (config.lockdown) lines.push('Lockdown mode: on public repositories, content from users without push access is withheld.');
   return lines.join('\n');
+}
+
+/**
+ * Refuses a command line whose --tools names only tools that write while --read-only removes
+ * them: the server would start with no tool at all and say nothing. Named write tools next to
+ * tools that stay are only warned about.
+ */
+export function checkReadOnlyTools(config: GithubConfig, selection: ToolSelection, log: Logger): void {
+  if (!selection.readOnly || !selection.tools || selection.tools.length === 0) return;
+  const catalog = new Map(TOOLS.map((make) => make(new GithubSession(config, log))).map((tool) => [tool.name, tool.annotations.readOnlyHint]));
+  const dropped = selection.tools.filter((name) => catalog.get(name) === false);
+  if (dropped.length === 0) return;
+  const kept = selection.tools.filter((name) => catalog.get(name) === true);
+  const list = dropped.join(', ');
+  if (kept.length === 0 && (selection.toolsets === undefined || selection.toolsets.length === 0) && !selection.dynamic) {
+    throw new UsageError(
+      `--read-only removes every tool --tools names (${list} change things on GitHub), so the server would have no tools. Leave out --read-only to use them, or name read tools (or --toolsets).`,
+    );
+  }
+  log.warning(`--read-only removes ${list} from --tools: ${dropped.length === 1 ? 'it changes' : 'they change'} things on GitHub.`);
 }
 
 /** Builds the server for one session: its GitHub access (token, Octokit, caches) lives as long as the session. */

@@ -12,6 +12,8 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const repo = { owner: 'acme', repo: 'widgets' };
+/** The line a log answer starts with: where GitHub's storage redirect led (redirect-policy.ts). */
+const storageNote = (): string => `Note: GitHub redirected this download to its storage at ${world.fake.storage.url}; what follows was read from there, without the token.`;
 
 describe('context and users', () => {
   it('get_me names the user the token acts as', async () => {
@@ -39,7 +41,7 @@ describe('actions', () => {
     const api = world.fake.requests.length;
     const stored = world.fake.storage.requests.length;
     const out = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, tail_lines: 3 });
-    expect(out.text).toBe('Logs of workflow run 9001 in acme/widgets:\n== job 502 test (completed/failure): last 3 of 501 lines\nstep line 499\nstep line 500\nError: expected 2 to be 3');
+    expect(out.text).toBe(`${storageNote()}\n` + 'Logs of workflow run 9001 in acme/widgets:\n== job 502 test (completed/failure): last 3 of 501 lines\nstep line 499\nstep line 500\nError: expected 2 to be 3');
     expect(out.text).not.toContain('build ok');
     // The API request carries the token; the redirect goes to another origin, which must not get it.
     const logsRequest = world.fake.requests.slice(api).find((r) => r.path === '/repos/acme/widgets/actions/jobs/502/logs')!;
@@ -58,7 +60,7 @@ describe('actions', () => {
     expect(all.text).toContain('== job 501 build (completed/success): last 1 of 1 lines\nbuild ok');
     expect(all.text).toContain('== job 502 test');
     const one = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, job_id: 501 });
-    expect(one.text).toBe('Logs of workflow run 9001 in acme/widgets:\n== job 501 build (completed/success): last 1 of 1 lines\nbuild ok');
+    expect(one.text).toBe(`${storageNote()}\n` + 'Logs of workflow run 9001 in acme/widgets:\n== job 501 build (completed/success): last 1 of 1 lines\nbuild ok');
   });
 
   it('says when a run has no failed job, and names a missing run', async () => {

@@ -87,17 +87,18 @@ describe('redirects', () => {
     }
   });
 
-  it('a redirect to another origin is followed for a read without the token, with or without --repos', async () => {
+  it('a read redirected to another host is refused, with or without --repos: a first request would not go there', async () => {
     world.fake.storage.route('GET', '/mirror/user', () => ({ json: { login: 'mirror', id: 1, type: 'User', name: 'Mirrored', html_url: 'https://github.example/mirror' } }));
     for (const session of [gh, scoped]) {
       const before = world.fake.storage.requests.length;
       world.fake.upstream.fault(redirect({ path: '/user' }, 302, `${world.fake.storage.url}/mirror/user`));
       const out = await session.callTool('get_me');
-      expect(out.isError, out.text).toBe(false);
-      expect(out.text).toContain('@mirror');
-      const seen = world.fake.storage.requests.slice(before);
-      expect(seen).toHaveLength(1);
-      expect(seen[0]!.headers.authorization).toBeUndefined();
+      expect(out.isError, out.text).toBe(true);
+      expect(out.text).toBe(
+        `GitHub's answer to GET /user redirected (302) to another host, ${world.fake.storage.url}, which is not the GitHub API this server was started with; the redirect was not followed and nothing from there is shown. A first request would not go there either: only downloads GitHub hands to its storage (logs, archives) may leave ${world.fake.url}. If GitHub moved, check the server's --api-url or --github-host.`,
+      );
+      expect(out.text).not.toContain('@mirror');
+      expect(world.fake.storage.requests.slice(before)).toHaveLength(0);
     }
   });
 });

@@ -5,6 +5,7 @@ import type { GithubCall, GithubSession } from '../github-session.js';
 import type { ContentsAnswer, FileEntry } from '../github-types.js';
 import { fullName, isOwnerName, isRepoName } from '../params.js';
 import { anyPathField, contentsRoute } from '../repo-paths.js';
+import { count, sizeOf } from '../present.js';
 
 /** Reads a body stream up to `max` bytes; undefined when it is longer. */
 async function readCapped(body: AsyncIterable<Uint8Array>, max: number): Promise<Buffer | undefined> {
@@ -29,14 +30,14 @@ async function readContents(call: GithubCall, owner: string, repo: string, path:
   const { data } = await call.api.request(contentsRoute('GET', path), params);
   const answer = data as ContentsAnswer;
   if (Array.isArray(answer)) {
-    const lines = answer.map((e) => `${e.type === 'dir' ? `${e.name}/` : e.name}\t${e.type}\t${e.size}\t${contentsUri(owner, repo, e.path, ref)}`);
+    const lines = answer.map((e) => `${e.type === 'dir' ? `${e.name}/` : e.name}\t${e.type}\t${count(e.size)}\t${contentsUri(owner, repo, e.path, ref)}`);
     return { uri, mimeType: 'text/plain', text: lines.join('\n') };
   }
   if (answer.type !== 'file') throw ToolError.invalidArgument(`${path} in ${fullName(owner, repo)} is a ${answer.type}, not a file or directory.`);
   const file = answer as FileEntry;
   const { maxResourceBytes } = call.config.limits;
   if (file.size > maxResourceBytes) {
-    throw new ToolError(`${path} in ${fullName(owner, repo)} is ${formatBytes(file.size)}, more than the ${formatBytes(maxResourceBytes)} a resource read returns. Download it from ${file.download_url ?? file.html_url ?? 'GitHub'}.`);
+    throw new ToolError(`${path} in ${fullName(owner, repo)} is ${sizeOf(file.size, formatBytes)}, more than the ${formatBytes(maxResourceBytes)} a resource read returns. Download it from ${file.download_url ?? file.html_url ?? 'GitHub'}.`);
   }
   if (file.encoding === 'base64' && file.content) return fileContents(uri, file.path, Buffer.from(file.content, 'base64'));
   // Over 1 MB GitHub leaves `content` empty; the raw media type streams the bytes.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
-import { fullName, pageParams, positiveInt, repoParams, text } from '../params.js';
-import { listing, nextPage, paging, parts, userLine, when } from '../present.js';
+import { fullName, pageParams, pathSegment, positiveInt, repoParams, text } from '../params.js';
+import { count, listing, nextPage, paging, parts, userLine, when } from '../present.js';
 import { tailLines } from '../log-tail.js';
 
 const FAILED = new Set(['failure', 'timed_out', 'cancelled', 'startup_failure', 'action_required']);
@@ -13,7 +13,7 @@ export const listWorkflowRuns = githubTool({
   description: 'Lists Actions workflow runs, newest first (workflow_id: id or file name).',
   input: z.object({
     ...repoParams,
-    workflow_id: z.union([positiveInt, text]).optional(),
+    workflow_id: z.union([positiveInt, pathSegment]).optional(),
     branch: text.optional(),
     status: z.enum(['queued', 'in_progress', 'completed', 'success', 'failure', 'cancelled', 'waiting', 'pending']).optional(),
     event: text.optional(),
@@ -31,7 +31,7 @@ export const listWorkflowRuns = githubTool({
     const lines = data.workflow_runs.map((r) =>
       parts(`${r.id} ${userLine(r.name)}: ${userLine(r.display_title)}`, `${r.status}${r.conclusion ? `/${r.conclusion}` : ''}`, r.head_branch ?? '', r.event, when(r.created_at)),
     );
-    return listing(`${data.total_count} workflow runs of ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
+    return listing(`${count(data.total_count)} workflow runs of ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
   },
 });
 

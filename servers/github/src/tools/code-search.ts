@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
 import { pageParams, text } from '../params.js';
-import { listing, nextPage, paging } from '../present.js';
+import { count, listing, nextPage, paging } from '../present.js';
 
 export const searchCode = githubTool({
   name: 'search_code',
@@ -14,6 +14,6 @@ export const searchCode = githubTool({
     const page = paging(args);
     const { data, headers } = await api.rest.search.code({ q: args.q, ...page });
     const lines = data.items.map((item) => `${item.repository.full_name}:/${item.path}`);
-    return listing(`${data.total_count} files match${data.incomplete_results ? ' (incomplete: GitHub timed out)' : ''}:`, lines, nextPage(headers.link, page.page));
+    return listing(`${count(data.total_count)} files match${data.incomplete_results ? ' (incomplete: GitHub timed out)' : ''}:`, lines, nextPage(headers.link, page.page));
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
-import { fullName, pageParams, repoParams, text } from '../params.js';
-import { clip, firstLine, listing, nextPage, paging, parts, userText, when } from '../present.js';
+import { fullName, pageParams, pathSegment, repoParams, text } from '../params.js';
+import { clip, count, firstLine, listing, nextPage, paging, parts, userText, when } from '../present.js';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'an ISO 8601 date, e.g. 2025-01-31 or 2025-01-31T12:00:00Z' });
 
@@ -37,7 +37,7 @@ export const getCommit = githubTool({
   name: 'get_commit',
   toolset: 'repos',
   description: 'A commit: message, author, files and diff.',
-  input: z.object({ ...repoParams, sha: text, include_diff: z.boolean().optional() }),
+  input: z.object({ ...repoParams, sha: pathSegment, include_diff: z.boolean().optional() }),
   aliases: { includeDiff: 'include_diff' },
   annotations: { title: 'Get commit', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Contents: read',
@@ -50,7 +50,7 @@ export const getCommit = githubTool({
       c.stats ? `${files.length} files changed, +${c.stats.additions ?? 0} -${c.stats.deletions ?? 0}` : '',
       `Message:\n${userText(c.commit.message, config.limits.maxTextChars)}`,
       'Files:',
-      ...files.map((f) => `${f.status} ${f.previous_filename ? `${f.previous_filename} -> ` : ''}${f.filename} (+${f.additions} -${f.deletions})`),
+      ...files.map((f) => `${f.status} ${f.previous_filename ? `${f.previous_filename} -> ` : ''}${f.filename} (+${count(f.additions)} -${count(f.deletions)})`),
     ].filter(Boolean);
     if (!includeDiff) return head.join('\n');
     // Diffs are code: shown exactly as GitHub has them, never sanitised, only capped.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
-import { parts, userLine, when } from '../present.js';
+import { count, parts, userLine, when } from '../present.js';
 
 export const getMe = githubTool({
   name: 'get_me',
@@ -15,7 +15,7 @@ export const getMe = githubTool({
       parts(`@${me.login}`, userLine(me.name), me.type, me.site_admin ? 'site admin' : ''),
       parts(userLine(me.company), userLine(me.location), me.email ?? ''),
       userLine(me.bio),
-      parts(`${me.public_repos} public repos`, me.total_private_repos !== undefined ? `${me.total_private_repos} private` : '', `${me.followers} followers`, me.plan?.name ? `plan ${me.plan.name}` : ''),
+      parts(`${count(me.public_repos)} public repos`, me.total_private_repos !== undefined ? `${count(me.total_private_repos)} private` : '', `${count(me.followers)} followers`, me.plan?.name ? `plan ${me.plan.name}` : ''),
       parts(me.html_url, `joined ${when(me.created_at)}`),
     ]
       .filter(Boolean)

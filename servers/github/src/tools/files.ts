@@ -5,7 +5,7 @@ import { httpStatus } from '../github-errors.js';
 import { githubTool } from '../github-tool.js';
 import type { ContentsAnswer, DirectoryEntry, FileCommit, FileEntry, GitRef, SubmoduleEntry, SymlinkEntry } from '../github-types.js';
 import { fullName, repoParams, text } from '../params.js';
-import { firstLine } from '../present.js';
+import { firstLine, sizeOf } from '../present.js';
 import { anyPathField, branchField, branchRef, contentsRoute, filePathField } from '../repo-paths.js';
 import { contentsUri, guessMimeType } from '../file-contents.js';
 
@@ -19,7 +19,7 @@ async function getContents(call: GithubCall, owner: string, repo: string, path: 
 
 function directoryListing(owner: string, repo: string, path: string, ref: string | undefined, entries: DirectoryEntry[]): string {
   const sorted = [...entries].sort((a, b) => (a.type === b.type ? a.name.localeCompare(b.name) : a.type === 'dir' ? -1 : 1));
-  const lines = sorted.map((e) => (e.type === 'dir' ? `${e.name}/` : e.type === 'file' ? `${e.name} (${formatBytes(e.size)})` : `${e.name} [${e.type}]`));
+  const lines = sorted.map((e) => (e.type === 'dir' ? `${e.name}/` : e.type === 'file' ? `${e.name} (${sizeOf(e.size, formatBytes)})` : `${e.name} [${e.type}]`));
   return `${fullName(owner, repo)}:/${path}${ref ? ` at ${ref}` : ''}: ${entries.length} entries\n${lines.join('\n')}`;
 }
 
@@ -43,8 +43,8 @@ export const getFileContents = githubTool({
     const mimeType = guessMimeType(file.path);
     const link = (why: string): { content: ContentBlock[] } => ({
       content: [
-        { type: 'text', text: `${where} (${formatBytes(file.size)}, sha ${file.sha.slice(0, 7)}) is ${why}; read it as the resource ${uri}.` },
-        { type: 'resource_link', uri, name: file.name, mimeType, description: `${formatBytes(file.size)} from ${fullName(owner, repo)}` },
+        { type: 'text', text: `${where} (${sizeOf(file.size, formatBytes)}, sha ${file.sha.slice(0, 7)}) is ${why}; read it as the resource ${uri}.` },
+        { type: 'resource_link', uri, name: file.name, mimeType, description: `${sizeOf(file.size, formatBytes)} from ${fullName(owner, repo)}` },
       ],
     });
     if (file.size > call.config.limits.maxFileBytes || file.encoding !== 'base64') return link(`larger than ${formatBytes(call.config.limits.maxFileBytes)}`);
@@ -52,7 +52,7 @@ export const getFileContents = githubTool({
     if (!isProbablyText(bytes)) return link('binary');
     return {
       content: [
-        { type: 'text', text: `${where} (${formatBytes(file.size)}, sha ${file.sha.slice(0, 7)}):` },
+        { type: 'text', text: `${where} (${sizeOf(file.size, formatBytes)}, sha ${file.sha.slice(0, 7)}):` },
         { type: 'text', text: bytes.toString('utf8') },
       ],
     };

@@ -3,7 +3,7 @@ import type { GithubCall } from '../github-session.js';
 import { githubTool } from '../github-tool.js';
 import type { Issue, SearchIssueItem as SearchItem } from '../github-types.js';
 import { fullName, issueNumberField, nameList, pageParams, repoParams, text } from '../params.js';
-import { hiddenNote, labelNames, listing, loginOf, nextPage, paging, parts, userLine, userText, when, who } from '../present.js';
+import { count, hiddenNote, labelNames, listing, loginOf, nextPage, paging, parts, userLine, userText, when, who } from '../present.js';
 
 
 /** One line of a list: number, state, title, author, labels, comments, last update. */
@@ -13,7 +13,7 @@ export function issueLine(issue: Issue | SearchItem, repoName?: string): string 
     `${repoName ? `${repoName}` : ''}#${issue.number} [${issue.state}${issue.draft ? ', draft' : ''}${issue.pull_request ? ', PR' : ''}] ${userLine(issue.title)}`,
     who(issue.user),
     labels.length ? `labels: ${labels.join(', ')}` : '',
-    issue.comments ? `${issue.comments} comments` : '',
+    issue.comments ? `${count(issue.comments)} comments` : '',
     `updated ${when(issue.updated_at)}`,
   );
 }
@@ -23,7 +23,7 @@ function issueDetails(issue: Issue, owner: string, repo: string, maxText: number
   const assignees = (issue.assignees ?? []).map((a) => who(a));
   return [
     `${fullName(owner, repo)}#${issue.number}: ${userLine(issue.title)}`,
-    parts(`state ${issue.state}${issue.state_reason ? ` (${issue.state_reason})` : ''}`, `by ${who(issue.user)}`, `created ${when(issue.created_at)}`, `updated ${when(issue.updated_at)}`, `${issue.comments} comments`),
+    parts(`state ${issue.state}${issue.state_reason ? ` (${issue.state_reason})` : ''}`, `by ${who(issue.user)}`, `created ${when(issue.created_at)}`, `updated ${when(issue.updated_at)}`, `${count(issue.comments)} comments`),
     parts(labels.length ? `labels: ${labels.join(', ')}` : '', assignees.length ? `assignees: ${assignees.join(', ')}` : '', issue.milestone ? `milestone: ${userLine(issue.milestone.title)}` : ''),
     issue.pull_request ? 'This is a pull request: get_pull_request has its branches and merge state.' : '',
     issue.html_url,
@@ -142,6 +142,6 @@ export const searchIssues = githubTool({
     const page = paging(rest);
     const { data, headers } = await call.api.rest.search.issuesAndPullRequests({ q: withKind(q, 'issue'), ...page });
     const { items, hidden } = await trustedSearchItems(call, data.items);
-    return listing(`${data.total_count} issues match${data.incomplete_results ? ' (incomplete)' : ''}:`, items.map(({ item, repo }) => issueLine(item, repo)), `${hiddenNote(hidden)}${nextPage(headers.link, page.page)}`);
+    return listing(`${count(data.total_count)} issues match${data.incomplete_results ? ' (incomplete)' : ''}:`, items.map(({ item, repo }) => issueLine(item, repo)), `${hiddenNote(hidden)}${nextPage(headers.link, page.page)}`);
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
 import { fullName, issueNumberField, pageParams, repoParams } from '../params.js';
-import { clip, listing, nextPage, paging } from '../present.js';
+import { clip, count, listing, nextPage, paging } from '../present.js';
 
 export const getPullRequestFiles = githubTool({
   name: 'get_pull_request_files',
@@ -13,7 +13,7 @@ export const getPullRequestFiles = githubTool({
   run: async ({ owner, repo, pull_number, ...rest }, { api }) => {
     const page = paging(rest);
     const { data, headers } = await api.rest.pulls.listFiles({ owner, repo, pull_number, ...page });
-    const lines = data.map((f) => `${f.status} ${f.previous_filename ? `${f.previous_filename} -> ` : ''}${f.filename} (+${f.additions} -${f.deletions})`);
+    const lines = data.map((f) => `${f.status} ${f.previous_filename ? `${f.previous_filename} -> ` : ''}${f.filename} (+${count(f.additions)} -${count(f.deletions)})`);
     return listing(`Files of ${fullName(owner, repo)}#${pull_number}:`, lines, nextPage(headers.link, page.page));
   },
 });

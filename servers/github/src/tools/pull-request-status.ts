@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
 import { fullName, issueNumberField, repoParams } from '../params.js';
-import { userLine } from '../present.js';
+import { count, userLine } from '../present.js';
 
 const FAILED = new Set(['failure', 'timed_out', 'cancelled', 'action_required', 'startup_failure', 'stale']);
 
@@ -29,7 +29,7 @@ export const getPullRequestStatus = githubTool({
     return [
       `${fullName(owner, repo)}#${pull_number} at ${ref.slice(0, 7)}: ${verdict} (${all.length - failed - pending} passed, ${failed} failed, ${pending} pending)`,
       statuses.length ? `Commit statuses:\n${statuses.map(line).join('\n')}` : '',
-      runs.length ? `Check runs${checks.total_count > runs.length ? ` (first ${runs.length} of ${checks.total_count})` : ''}:\n${runs.map(line).join('\n')}` : '',
+      runs.length ? `Check runs${checks.total_count > runs.length ? ` (first ${runs.length} of ${count(checks.total_count)})` : ''}:\n${runs.map(line).join('\n')}` : '',
     ]
       .filter(Boolean)
       .join('\n');

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RestEndpointMethodTypes } from '@octokit/rest';
 import { githubTool } from '../github-tool.js';
 import { fullName, issueNumberField, pageParams, repoParams, text } from '../params.js';
-import { hiddenNote, labelNames, listing, loginOf, nextPage, paging, parts, userLine, userText, when, who } from '../present.js';
+import { count, hiddenNote, labelNames, listing, loginOf, nextPage, paging, parts, userLine, userText, when, who } from '../present.js';
 import { branchField } from '../repo-paths.js';
 import { issueLine, trustedSearchItems, withKind } from './issues.js';
 
@@ -61,9 +61,9 @@ export const getPullRequest = githubTool({
       parts(`state ${pr.merged ? 'merged' : pr.state}${pr.draft ? ' (draft)' : ''}`, `by ${who(pr.user)}`, `${headLabel(pr, owner)} (${pr.head.sha.slice(0, 7)}) -> ${pr.base.ref}`, `created ${when(pr.created_at)}`, `updated ${when(pr.updated_at)}`),
       parts(
         pr.merged ? `merged ${when(pr.merged_at)} by ${who(pr.merged_by)}` : `mergeable: ${pr.mergeable === null || pr.mergeable === undefined ? 'unknown yet' : pr.mergeable}${pr.mergeable_state ? ` (${pr.mergeable_state})` : ''}`,
-        `${pr.commits} commits`,
-        `${pr.changed_files} files, +${pr.additions} -${pr.deletions}`,
-        `${pr.comments} comments, ${pr.review_comments} review comments`,
+        `${count(pr.commits)} commits`,
+        `${count(pr.changed_files)} files, +${count(pr.additions)} -${count(pr.deletions)}`,
+        `${count(pr.comments)} comments, ${count(pr.review_comments)} review comments`,
       ),
       labels.length ? `labels: ${labels.join(', ')}` : '',
       pr.html_url,
@@ -113,7 +113,7 @@ export const searchPullRequests = githubTool({
     const page = paging(rest);
     const { data, headers } = await call.api.rest.search.issuesAndPullRequests({ q: withKind(q, 'pr'), ...page });
     const { items, hidden } = await trustedSearchItems(call, data.items);
-    return listing(`${data.total_count} pull requests match${data.incomplete_results ? ' (incomplete)' : ''}:`, items.map(({ item, repo }) => issueLine(item, repo)), `${hiddenNote(hidden)}${nextPage(headers.link, page.page)}`);
+    return listing(`${count(data.total_count)} pull requests match${data.incomplete_results ? ' (incomplete)' : ''}:`, items.map(({ item, repo }) => issueLine(item, repo)), `${hiddenNote(hidden)}${nextPage(headers.link, page.page)}`);
   },
 });
 

@@ -2,7 +2,7 @@ import { formatBytes } from '@suite/shared';
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
 import { fullName, pageParams, repoParams } from '../params.js';
-import { listing, nextPage, paging, parts, userLine, userText, when, who } from '../present.js';
+import { count, listing, nextPage, paging, parts, sizeOf, userLine, userText, when, who } from '../present.js';
 
 export const listReleases = githubTool({
   name: 'list_releases',
@@ -29,9 +29,9 @@ export const getLatestRelease = githubTool({
   run: async ({ owner, repo }, { api, config }) => {
     const { data: r } = await api.rest.repos.getLatestRelease({ owner, repo });
     return [
-      `Latest release of ${fullName(owner, repo)}: ${r.tag_name}${r.name ? ` "${userLine(r.name)}"` : ''}`,
+      `Latest release of ${fullName(owner, repo)}: ${r.tag_name ?? '(no tag)'}${r.name ? ` "${userLine(r.name)}"` : ''}`,
       parts(`published ${when(r.published_at)}`, `by ${who(r.author)}`, r.prerelease ? 'pre-release' : '', r.html_url),
-      `Assets: ${r.assets.length === 0 ? 'none' : r.assets.map((a) => `${userLine(a.name)} (${formatBytes(a.size)}, ${a.download_count} downloads)`).join(', ')}`,
+      `Assets: ${r.assets.length === 0 ? 'none' : r.assets.map((a) => `${userLine(a.name)} (${sizeOf(a.size, formatBytes)}, ${count(a.download_count)} downloads)`).join(', ')}`,
       `Notes:\n${userText(r.body, config.limits.maxTextChars, '(no notes)')}`,
     ].join('\n');
   },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
 import { fullName, ownerField, pageParams, repoField, repoParams, text } from '../params.js';
-import { listing, nextPage, paging, parts, userLine, when } from '../present.js';
+import { count, listing, nextPage, paging, parts, userLine, when } from '../present.js';
 
 export const searchRepositories = githubTool({
   name: 'search_repositories',
@@ -14,9 +14,9 @@ export const searchRepositories = githubTool({
     const page = paging(args);
     const { data, headers } = await api.rest.search.repos({ q: args.q, ...page });
     const lines = data.items.map((r) =>
-      parts(`${r.full_name}${r.private ? ' (private)' : ''}${r.fork ? ' (fork)' : ''}`, `★${r.stargazers_count}`, r.language ?? '', userLine(r.description), `updated ${when(r.updated_at)}`),
+      parts(`${r.full_name}${r.private ? ' (private)' : ''}${r.fork ? ' (fork)' : ''}`, `★${count(r.stargazers_count)}`, r.language ?? '', userLine(r.description), `updated ${when(r.updated_at)}`),
     );
-    return listing(`${data.total_count} repositories match${data.incomplete_results ? ' (incomplete: GitHub timed out)' : ''}:`, lines, nextPage(headers.link, page.page));
+    return listing(`${count(data.total_count)} repositories match${data.incomplete_results ? ' (incomplete: GitHub timed out)' : ''}:`, lines, nextPage(headers.link, page.page));
   },
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { githubTool } from '../github-tool.js';
 import { pageParams, text } from '../params.js';
-import { listing, nextPage, paging } from '../present.js';
+import { count, listing, nextPage, paging } from '../present.js';
 
 export const searchUsers = githubTool({
   name: 'search_users',
@@ -14,6 +14,6 @@ export const searchUsers = githubTool({
     const page = paging(rest);
     const { data, headers } = await api.rest.search.users({ q, ...page });
     const lines = data.items.map((u) => `@${u.login} (${u.type}) ${u.html_url}`);
-    return listing(`${data.total_count} users match${data.incomplete_results ? ' (incomplete)' : ''}:`, lines, nextPage(headers.link, page.page));
+    return listing(`${count(data.total_count)} users match${data.incomplete_results ? ' (incomplete)' : ''}:`, lines, nextPage(headers.link, page.page));
   },
 });
