@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
+import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 /**
  * A real OAuth 2.1 authorization server for tests: oidc-provider on 127.0.0.1 with resource
@@ -93,4 +94,26 @@ export async function startAuthorizationServer(options: TestAuthorizationServerO
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * An SDK v2 client that signs in on its own through the SDK's OAuth support (client credentials):
+ * it reads the server's 401, its Protected Resource Metadata and the authorization server's
+ * metadata, and asks for a token for `url` with the scopes given. `era` picks the protocol era.
+ */
+export async function connectWithOAuth(url: string, as: TestAuthorizationServer, client: string, scope: string, era: '2025-11-25' | '2026-07-28'): Promise<Client> {
+  const { clientId, clientSecret } = as.clients[client]!;
+  const provider = new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: as.issuer, scope });
+  const sdkClient = new Client({ name: 'suite-test-oauth', version: '0' }, { versionNegotiation: { mode: era === '2026-07-28' ? { pin: era } : 'legacy' } });
+  await sdkClient.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));
+  return sdkClient;
+}
+
+/** A free port on 127.0.0.1 right now: an OAuth server's public URL must be known before it listens. */
+export async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

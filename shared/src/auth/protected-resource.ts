@@ -123,11 +123,15 @@ export class ProtectedResource {
     return this.insufficient([this.options.scopes.write ?? this.options.scopes.read], 'This operation writes: it needs the write scope.');
   }
 
-  /** No token at all: where to find the authorization server, and which scopes to ask for. */
+  /**
+   * No token at all: where to find the authorization server, and the scope to ask for. Only the
+   * read scope, the least that gets in: a client that may only read can still connect, and a write
+   * asks for more with a 403 when it happens (step-up).
+   */
   private unauthenticated(): Refusal {
     return {
       status: 401,
-      headers: { 'WWW-Authenticate': `Bearer resource_metadata="${this.resourceMetadataUrl}", scope="${allScopes(this.options.scopes).join(' ')}"` },
+      headers: { 'WWW-Authenticate': `Bearer resource_metadata="${this.resourceMetadataUrl}", scope="${this.options.scopes.read}"` },
       body: { error: 'invalid_token', error_description: 'This server needs an OAuth access token: see the resource metadata for its authorization server.' },
     };
   }
