@@ -6,7 +6,7 @@ import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startAuthorizationServer, type TestAuthorizationServer } from '@suite/test-kit/oauth';
 import { Logger, SuiteServer, serveHttp, type RunningHttp, type SessionInfo } from '../src/index.js';
-import { AuthorizationServerError, ProtectedResource, serverScopes } from '../src/auth/index.js';
+import { AuthorizationServerError, ProtectedResource, oauthGrantOf, serverScopes } from '../src/auth/index.js';
 
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
@@ -269,5 +269,37 @@ describe('OAuth mode start-up checks', () => {
       fake.close();
     }
     await expect(ProtectedResource.start({ issuer: as.issuer, publicUrl: 'http://mcp.example.com/mcp', scopes: serverScopes('probe', false) })).rejects.toThrow(/must use https/);
+  });
+
+  it('checks opaque tokens by introspection (RFC 7662) when configured: audience, activity, scopes', async () => {
+    const opaque = await startAuthorizationServer({ clients: { rs: 'probe:read', user: 'probe:read', other: 'probe:read' }, scopes: ['probe:read', 'probe:write'], opaqueTokens: true });
+    try {
+      const publicUrl = 'http://127.0.0.1:9/mcp';
+      const resource = await ProtectedResource.start({ issuer: opaque.issuer, publicUrl, scopes: serverScopes('probe', true), introspection: opaque.clients.rs! });
+      const url = new URL(publicUrl);
+      const token = await opaque.clientCredentialsToken('user', publicUrl, 'probe:read');
+      expect(token).not.toMatch(/\./);
+      const outcome = await resource.authenticate(`Bearer ${token}`, url);
+      expect('auth' in outcome && outcome.auth.clientId).toBe(opaque.clients.user!.clientId);
+      expect('auth' in outcome && oauthGrantOf(outcome.auth)?.canWrite).toBe(false);
+      const elsewhere = await opaque.clientCredentialsToken('other', 'http://127.0.0.1:9/other', 'probe:read');
+      for (const bad of [elsewhere, 'not-a-real-token']) {
+        const refused = await resource.authenticate(`Bearer ${bad}`, url);
+        expect('refuse' in refused && refused.refuse.status).toBe(401);
+      }
+    } finally {
+      await opaque.close();
+    }
+  });
+
+  it('answers 503 with Retry-After, not 500 or 401, when the authorization server cannot be reached to check a token', async () => {
+    const gone = await startAuthorizationServer({ clients: {}, scopes: ['probe:read'] });
+    const publicUrl = 'http://127.0.0.1:9/mcp';
+    const resource = await ProtectedResource.start({ issuer: gone.issuer, publicUrl, scopes: serverScopes('probe', false) });
+    const token = await gone.sign({}, { audience: publicUrl });
+    await gone.close();
+    const outcome = await resource.authenticate(`Bearer ${token}`, new URL(publicUrl));
+    expect('refuse' in outcome && outcome.refuse.status).toBe(503);
+    expect('refuse' in outcome && outcome.refuse.headers['Retry-After']).toBeDefined();
   });
 });

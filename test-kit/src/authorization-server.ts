@@ -28,6 +28,8 @@ export interface TestAuthorizationServerOptions {
   scopes: string[];
   /** Access token lifetime in seconds (default 600). */
   accessTokenTtl?: number;
+  /** Issue opaque access tokens (checked by introspection) instead of JWTs. */
+  opaqueTokens?: boolean;
 }
 
 export async function startAuthorizationServer(options: TestAuthorizationServerOptions): Promise<TestAuthorizationServer> {
@@ -60,7 +62,7 @@ export async function startAuthorizationServer(options: TestAuthorizationServerO
         getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({
           scope: options.scopes.join(' '),
           audience: resourceIndicator,
-          accessTokenFormat: 'jwt',
+          accessTokenFormat: options.opaqueTokens ? 'opaque' : 'jwt',
           accessTokenTTL: options.accessTokenTtl ?? 600,
           jwt: { sign: { alg: 'RS256' } },
         }),

@@ -118,17 +118,21 @@ export class AccessTokenVerifier {
     if (!audiences.includes(this.options.audience)) throw new InvalidToken('The access token was not issued for this server (audience).');
     if (typeof answer.exp !== 'number') throw new InvalidToken('The access token has no expiry.');
     if (answer.exp * 1000 <= now) throw new InvalidToken('The access token has expired.');
-    const result = verified(answer, this.options.issuer);
+    const result = verified(answer, this.options.issuer, true);
     if (this.introspected.size > 10_000) this.introspected.clear();
     this.introspected.set(digest, { until: Math.min(answer.exp * 1000, now + 30_000), token: result });
     return result;
   }
 }
 
-function verified(claims: Record<string, unknown>, issuer: string): VerifiedToken {
-  const subject = typeof claims.sub === 'string' ? claims.sub : undefined;
-  if (!subject) throw new InvalidToken('The access token names no subject.');
+/**
+ * The principal and grant of a checked token. An introspection answer may leave `sub` out for a
+ * client-credentials token (RFC 7662 makes it optional): the client is then its own subject.
+ */
+function verified(claims: Record<string, unknown>, issuer: string, clientIsSubject = false): VerifiedToken {
   const client = typeof claims.client_id === 'string' ? claims.client_id : typeof claims.azp === 'string' ? claims.azp : '';
+  const subject = typeof claims.sub === 'string' && claims.sub !== '' ? claims.sub : clientIsSubject && client ? client : undefined;
+  if (!subject) throw new InvalidToken('The access token names no subject.');
   return { issuer, subject, clientId: client, scopes: grantedScopes(claims), expiresAt: claims.exp as number };
 }
 
