@@ -6,6 +6,10 @@ import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startAuthorizationServer, type TestAuthorizationServer } from '@suite/test-kit/oauth';
 import { Logger, SuiteServer, serveHttp, type RunningHttp, type SessionInfo } from '../src/index.js';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { RedisLink } from '../src/replicas/redis-link.js';
+import { RedisSessionDirectory } from '../src/replicas/session-directory.js';
 import { AuthorizationServerError, ProtectedResource, oauthGrantOf, serverScopes } from '../src/auth/index.js';
 
 const MODERN = '2026-07-28';
@@ -302,4 +306,51 @@ describe('OAuth mode start-up checks', () => {
     expect('refuse' in outcome && outcome.refuse.status).toBe(503);
     expect('refuse' in outcome && outcome.refuse.headers['Retry-After']).toBeDefined();
   });
+});
+
+describe('OAuth mode across replicas sharing sessions through Redis', () => {
+  it('continues a 2025 session on another replica with a refreshed token, and never for another client', async () => {
+    const as = await startAuthorizationServer({ clients: { writer: 'probe:read probe:write', other: 'probe:read' }, scopes: ['probe:read', 'probe:write'] });
+    const prefix = `suite-test-oauth-${randomUUID()}:`;
+    const publicUrl = 'http://127.0.0.1:9/mcp';
+    const closers: (() => Promise<unknown>)[] = [() => as.close()];
+    try {
+      const replicas: RunningHttp[] = [];
+      for (let i = 0; i < 2; i++) {
+        const log = new Logger(`oauth-replica-${i}`);
+        const link = new RedisLink('redis://127.0.0.1:6379', log, { prefix });
+        const oauth = await ProtectedResource.start({ issuer: as.issuer, publicUrl, scopes: serverScopes('probe', true) });
+        const running = await serveHttp((session) => probe(session), { port: 0, host: '127.0.0.1', oauth, log, replicas: new RedisSessionDirectory(link, 60_000) });
+        closers.push(() => running.close(), () => link.close());
+        replicas.push(running);
+      }
+      const send = async (to: RunningHttp, token: string, body: unknown, session?: string): Promise<Response> =>
+        fetch(to.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': LEGACY } : {}) },
+          body: JSON.stringify(body),
+        });
+      const first = await as.clientCredentialsToken('writer', publicUrl, 'probe:read');
+      const refreshed = await as.clientCredentialsToken('writer', publicUrl, 'probe:read');
+      const other = await as.clientCredentialsToken('other', publicUrl, 'probe:read');
+      const opened = await send(replicas[0]!, first, INIT);
+      const session = opened.headers.get('mcp-session-id')!;
+      await opened.text();
+      expect((await send(replicas[0]!, first, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+      const whoami = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'whoami', arguments: {} } };
+      // Another client first, on the replica that has no copy yet: it must not take the session up.
+      expect((await send(replicas[1]!, other, whoami, session)).status).toBe(404);
+      const elsewhere = await send(replicas[1]!, refreshed, whoami, session);
+      expect(elsewhere.status).toBe(200);
+      expect(await elsewhere.text()).toContain(`client=${as.clients.writer!.clientId}`);
+      expect((await send(replicas[1]!, other, whoami, session)).status).toBe(404);
+      expect((await send(replicas[0]!, other, whoami, session)).status).toBe(404);
+    } finally {
+      for (const close of closers.reverse()) await close().catch(() => undefined);
+      const redis = new Redis('redis://127.0.0.1:6379');
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
+  }, 30_000);
 });
