@@ -187,7 +187,7 @@ try {
     { name: `one read_text_file per request (median of ${RUNS} x 100)`, ours: g, theirs: u, unit: 'ms', note: `validation adds ${formatMs(g - u)} per request (target: at most 0.2 ms)` },
   ]);
   console.log(`token check alone (in process, JWKS cached, 2,000 checks): p50 ${formatMs(median(checks))}; load average ${loadAverage()}`);
-  console.log(`targets: 2026 connect-to-first-result no slower than 2025 ${c26 <= c25 * 1.05 ? 'met' : 'NOT met'}; HTTP overhead at most 1 ms ${o - b <= 1 ? 'met' : 'NOT met'}; memory flat (under 5 MiB over the last 4,000) ${after10k - after6k < 5 * 2 ** 20 ? 'met' : 'NOT met'}; OAuth validation at most 0.2 ms per request ${g - u <= 0.2 ? 'met' : 'NOT met'}`);
+  console.log(`targets: 2026 connect-to-first-result no slower than 2025 ${c26 <= c25 * 1.05 ? 'met' : 'NOT met'}; HTTP overhead at most 1 ms ${o - b <= 1 ? 'met' : 'NOT met'}; memory flat (under 5 MiB over the last 4,000) ${after10k - after6k < 5 * 2 ** 20 ? 'met' : 'NOT met'}; OAuth validation at most 0.2 ms per request ${g - u <= 0.2 && median(checks) <= 0.2 ? 'met' : 'NOT met'} (side by side ${formatMs(g - u)}, the check alone ${formatMs(median(checks))})`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { startAuthorizationServer, type TestAuthorizationServer } from '@suite/test-kit/oauth';
+import { freePort, startAuthorizationServer, type TestAuthorizationServer } from '@suite/test-kit/oauth';
 import { Logger, SuiteServer, serveHttp, type RunningHttp, type SessionInfo } from '../src/index.js';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -48,13 +48,6 @@ function probe(session: SessionInfo, readOnly = false): SuiteServer {
   return server;
 }
 
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'raw', version: '0' } } };
 const modernMeta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } };
@@ -242,6 +235,35 @@ describe('OAuth mode: the HTTP server as a protected resource', () => {
     expect((await post(retry.body, { ...bearer(other), ...retry.headers })).text).toMatch(/Invalid or expired requestState/);
   });
 
+  it('refuses a batch that holds one write whole, and a write over the legacy SSE transport', async () => {
+    const token = await as.clientCredentialsToken('reader', publicUrl, 'probe:read');
+    const before = notes.length;
+    const opened = await post(INIT, bearer(token));
+    const session = opened.headers.get('mcp-session-id')!;
+    const headers = { ...bearer(token), 'mcp-session-id': session, 'mcp-protocol-version': LEGACY };
+    await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+    const batch = await post(
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'write_note', arguments: { text: 'in a batch' } } },
+      ],
+      headers,
+    );
+    expect(batch.status).toBe(403);
+    // Legacy HTTP+SSE: the stream names the endpoint; a write posted there gets the same 403.
+    const controller = new AbortController();
+    const stream = await fetch(new URL('/sse', publicUrl), { headers: bearer(token), signal: controller.signal });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let text = '';
+    while (!/sessionId=[\w-]+/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    const endpoint = /(\/messages\?sessionId=[\w-]+)/.exec(text)![1]!;
+    const write = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'write_note', arguments: { text: 'over sse' } } }, bearer(token), endpoint);
+    expect(write.status).toBe(403);
+    controller.abort();
+    expect(notes.length).toBe(before);
+  });
+
   it('never writes a token or a JWT into a log line', () => {
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
@@ -353,4 +375,27 @@ describe('OAuth mode across replicas sharing sessions through Redis', () => {
       redis.disconnect();
     }
   }, 30_000);
+});
+
+describe('OAuth mode under a read-only ceiling', () => {
+  it('offers no write scope, and no scope brings a write tool back', async () => {
+    const as = await startAuthorizationServer({ clients: { writer: 'probe:read probe:write' }, scopes: ['probe:read', 'probe:write'] });
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}/mcp`;
+    const oauth = await ProtectedResource.start({ issuer: as.issuer, publicUrl, scopes: serverScopes('probe', false) });
+    const running = await serveHttp((session) => probe(session, true), { port, host: '127.0.0.1', oauth, log: new Logger('oauth-ceiling') });
+    try {
+      const metadata = (await (await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`)).json()) as { scopes_supported: string[] };
+      expect(metadata.scopes_supported).toEqual(['probe:read']);
+      const token = await as.sign({ scope: 'probe:read probe:write' }, { audience: publicUrl });
+      const call = modernCall('write_note', { text: 'past the ceiling' });
+      const answer = await fetch(publicUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, ...call.headers }, body: JSON.stringify(call.body) });
+      const text = await answer.text();
+      expect(text).toContain('Unknown tool: write_note');
+      expect(notes).not.toContain('past the ceiling');
+    } finally {
+      await running.close();
+      await as.close();
+    }
+  });
 });
