@@ -413,7 +413,11 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     let auth: AuthInfo | undefined;
     if (options.oauth) {
       const outcome = await options.oauth.authenticate(headerValue(req.headers.authorization), url);
-      if ('refuse' in outcome) return refuse(res, outcome.refuse);
+      if ('refuse' in outcome) {
+        // The reason, never the token: what an operator needs to see why a client cannot get in.
+        if (headerValue(req.headers.authorization) !== undefined) options.log.private('debug', `OAuth: ${outcome.refuse.status} ${outcome.refuse.body.error}: ${outcome.refuse.body.error_description}`);
+        return refuse(res, outcome.refuse);
+      }
       auth = outcome.auth;
     } else {
       const found = await authenticate(req.headers.authorization);
