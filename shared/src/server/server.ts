@@ -252,7 +252,6 @@ export class SuiteServer {
     this.stateListener?.(this.sessionState());
   }
 
-  /** The tools this session exposes, in registration order. */
   /**
    * Whether calling `name` writes: a tool this server registers, lets through its selection
    * (--read-only, --toolsets stay a ceiling) and does not mark read-only. OAuth mode asks before a
@@ -263,6 +262,7 @@ export class SuiteServer {
     return tool !== undefined && this.gate.allows(tool) && !tool.annotations.readOnlyHint;
   }
 
+  /** The tools this session exposes, in registration order. */
   private exposedTools(): AnyTool[] {
     return [...this.registered.values()].filter((t) => this.gate.allows(t));
   }
