@@ -112,10 +112,4 @@ export async function connectWithOAuth(url: string, as: TestAuthorizationServer,
 }
 
 /** A free port on 127.0.0.1 right now: an OAuth server's public URL must be known before it listens. */
-export async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from './replicas.js';

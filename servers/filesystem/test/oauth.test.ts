@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectWithOAuth, freePort, startAuthorizationServer, type TestAuthorizationServer } from '@suite/test-kit/oauth';
+import { requestStateKeyFile, startHaproxy, startPrivateRedis, startReplicas, type LoadBalancer, type PrivateRedis } from '@suite/test-kit/replicas';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
 
@@ -102,4 +103,46 @@ describe('OAuth mode of the built bin (--http --auth-issuer --public-url)', () =
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/exclude each other/);
   });
+});
+
+describe('OAuth mode behind haproxy: two replicas of the built bin on Redis (deploy/haproxy.cfg.template)', () => {
+  it('signs in, steps up to write and keeps its 2025 session across replicas with the refreshed token, in both eras', async () => {
+    const as = await startAuthorizationServer({ clients: { writer: 'filesystem:read filesystem:write' }, scopes: ['filesystem:read', 'filesystem:write'] });
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'fs-oauth-lb-')));
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}/mcp`;
+    let replicas: Awaited<ReturnType<typeof startReplicas>> = [];
+    let lb: LoadBalancer | undefined;
+    // A Redis of the test's own: nothing is left behind in the machine's.
+    let redis: PrivateRedis | undefined;
+    try {
+      redis = await startPrivateRedis();
+      const args = ['--auth-issuer', as.issuer, '--public-url', publicUrl, '--redis-url', redis.url, '--request-state-key-file', await requestStateKeyFile(dir), dir];
+      replicas = await startReplicas(bin, args, 2);
+      lb = await startHaproxy(replicas, dir, port);
+      expect(lb.url).toBe(publicUrl);
+      for (const era of ['2025-11-25', '2026-07-28'] as const) {
+        const client = await connectWithOAuth(publicUrl, as, 'writer', 'filesystem:read filesystem:write', era);
+        try {
+          // Requests alternate between the replicas; the write steps the token up mid-session.
+          for (let i = 0; i < 3; i++) {
+            const written = await client.callTool({ name: 'write_file', arguments: { path: path.join(dir, `lb-${era}-${i}.txt`), content: String(i) } });
+            expect(written.isError, JSON.stringify(written.content)).toBeFalsy();
+            const read = await client.callTool({ name: 'read_text_file', arguments: { path: path.join(dir, `lb-${era}-${i}.txt`) } });
+            expect(JSON.stringify(read.content)).toContain(String(i));
+          }
+        } finally {
+          await client.close();
+        }
+      }
+      const served = await lb.served();
+      expect(served.every((n) => n > 0)).toBe(true);
+    } finally {
+      await lb?.stop();
+      await Promise.all(replicas.map((r) => r.server.stop()));
+      await redis?.stop();
+      await as.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
