@@ -7,7 +7,11 @@
 //      --http mode and against a bare SDK v2 handler (createMcpHandler + toNodeHandler) serving the
 //      same tool in a process of its own; the difference is what our layer adds per request;
 //   3. memory: the bin's resident set after 2,000, 6,000 and 10,000 stateless requests (the heap
-//      settles within the first few thousand; growth after that would be a leak).
+//      settles within the first few thousand; growth after that would be a leak);
+//   4. OAuth mode: the same stateless requests with a JWT access token checked on each (the bin
+//      with --auth-issuer, an oidc-provider in this process as the authorization server) against
+//      the bin without auth, side by side; the difference is what token validation adds once the
+//      JWKS is cached (target: at most 0.2 ms), plus the check alone, in process.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +23,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontext
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { formatMs, median, printTable } from './bench-kit.mjs';
+import { formatMs, loadAverage, median, printTable } from './bench-kit.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'servers', 'filesystem', 'dist', 'index.js');
@@ -82,9 +86,9 @@ function startHttp(args, cwd) {
   });
 }
 
-async function perRequest(url, count) {
+async function perRequest(url, count, token) {
   const client = new ClientV2({ name: 'bench', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}));
   const times = [];
   for (let i = 0; i < count; i++) {
     const start = performance.now();
@@ -133,6 +137,39 @@ try {
   ours.child.kill();
   bare.child.kill();
 
+  // 4. OAuth mode against no auth, both bins up at once, rounds alternating.
+  const { startAuthorizationServer, freePort } = await import(path.join(root, 'test-kit', 'dist', 'authorization-server.js'));
+  const { ProtectedResource, serverScopes } = await import(path.join(root, 'shared', 'dist', 'auth', 'index.js'));
+  const as = await startAuthorizationServer({ clients: { bench: 'filesystem:read' }, scopes: ['filesystem:read', 'filesystem:write'] });
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}/mcp`;
+  const guarded = await startHttp([bin, dir, '--http', '--port', String(port), '--auth-issuer', as.issuer, '--public-url', publicUrl]);
+  const open = await startHttp([bin, dir, '--http', '--port', '0']);
+  const token = await as.clientCredentialsToken('bench', publicUrl, 'filesystem:read');
+  const guardedTimes = [];
+  const openTimes = [];
+  await perRequest(guarded.url, 50, token);
+  await perRequest(open.url, 50);
+  for (let round = 0; round < RUNS; round++) {
+    guardedTimes.push(median(await perRequest(guarded.url, 100, token)));
+    openTimes.push(median(await perRequest(open.url, 100)));
+  }
+  guarded.child.kill();
+  open.child.kill();
+  // The check alone, in this process: the JWKS fetched by the first call, then cached.
+  const resource = await ProtectedResource.start({ issuer: as.issuer, publicUrl, scopes: serverScopes('filesystem', true) });
+  const header = `Bearer ${token}`;
+  const target = new URL(publicUrl);
+  for (let i = 0; i < 200; i++) await resource.authenticate(header, target);
+  const checks = [];
+  for (let i = 0; i < 2000; i++) {
+    const start = performance.now();
+    const outcome = await resource.authenticate(header, target);
+    checks.push(performance.now() - start);
+    if (!outcome.auth) throw new Error('the bench token was refused');
+  }
+  await as.close();
+
   const c25 = median(connect['2025']);
   const c26 = median(connect['2026']);
   const o = median(oursTimes);
@@ -144,7 +181,13 @@ try {
   console.log(`HTTP overhead of our layer over the bare SDK handler: ${formatMs(o - b)} per request (median)`);
   const mib = (n) => `${(n / 2 ** 20).toFixed(1)} MiB`;
   console.log(`memory: RSS ${mib(after2k)} after 2,000 stateless requests, ${mib(after6k)} after 6,000, ${mib(after10k)} after 10,000 (last 4,000: ${after10k >= after6k ? '+' : ''}${mib(after10k - after6k)})`);
-  console.log(`targets: 2026 connect-to-first-result no slower than 2025 ${c26 <= c25 * 1.05 ? 'met' : 'NOT met'}; HTTP overhead at most 1 ms ${o - b <= 1 ? 'met' : 'NOT met'}; memory flat (under 5 MiB over the last 4,000) ${after10k - after6k < 5 * 2 ** 20 ? 'met' : 'NOT met'}`);
+  const g = median(guardedTimes);
+  const u = median(openTimes);
+  printTable('OAuth mode (filesystem, 2026-07-28 stateless HTTP, medians)', ['OAuth (JWT checked)', 'no auth'], [
+    { name: `one read_text_file per request (median of ${RUNS} x 100)`, ours: g, theirs: u, unit: 'ms', note: `validation adds ${formatMs(g - u)} per request (target: at most 0.2 ms)` },
+  ]);
+  console.log(`token check alone (in process, JWKS cached, 2,000 checks): p50 ${formatMs(median(checks))}; load average ${loadAverage()}`);
+  console.log(`targets: 2026 connect-to-first-result no slower than 2025 ${c26 <= c25 * 1.05 ? 'met' : 'NOT met'}; HTTP overhead at most 1 ms ${o - b <= 1 ? 'met' : 'NOT met'}; memory flat (under 5 MiB over the last 4,000) ${after10k - after6k < 5 * 2 ** 20 ? 'met' : 'NOT met'}; OAuth validation at most 0.2 ms per request ${g - u <= 0.2 && median(checks) <= 0.2 ? 'met' : 'NOT met'} (side by side ${formatMs(g - u)}, the check alone ${formatMs(median(checks))})`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -153,6 +153,13 @@ describe('start-up', () => {
     expect(out.stderr).toBe("mcp-server-github: The API URL must use https:// (plain http is only accepted on loopback addresses): http://ghe.example.com\nRun 'mcp-server-github --help' for usage.\n");
   });
 
+  it('refuses OAuth mode, which would still pass each client\'s GitHub token through, and leaves it out of --help', async () => {
+    const out = await run(['--http', '--auth-issuer', 'http://127.0.0.1:1', '--public-url', 'http://127.0.0.1:2/mcp']);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/OAuth mode \(--auth-issuer\) is not available for it yet/);
+    expect((await run(['--help'])).stdout).not.toMatch(/--auth-issuer|--public-url/);
+  });
+
   it('refuses a malformed --repos and a fallback with no token to fall back to', async () => {
     expect((await run(['--repos', 'just-an-owner'])).stderr).toMatch(/^mcp-server-github: --repos entries are owner\/repo or owner\/\*, got "just-an-owner"\./);
     const fallback = await run(['--http', '--allow-env-token-fallback'], { GITHUB_PERSONAL_ACCESS_TOKEN: '' });

@@ -10,6 +10,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transpo
 import { terminateAllProcesses } from '../process/process.js';
 import type { ToolSelection, ToolsetInfo } from '../server/toolsets.js';
 import { serveHttp, serveStdio, type Authenticator, type RunningTransport, type SessionFactory } from '../transports/serve.js';
+import type { ProtectedResource } from '../auth/protected-resource.js';
 
 export { UsageError };
 
@@ -83,7 +84,22 @@ const COMMON_FLAGS = {
   http: { type: 'boolean', description: 'Serve Streamable HTTP (and legacy SSE) instead of stdio.' },
   port: { type: 'string', valueName: 'N', description: 'HTTP port (default 3000; 0 picks a free one).' },
   host: { type: 'string', valueName: 'ADDR', description: 'HTTP bind address (default 127.0.0.1).' },
-  'auth-token': { type: 'string', valueName: 'TOKEN', description: 'Require "Authorization: Bearer TOKEN" over HTTP (or set MCP_AUTH_TOKEN).' },
+  'auth-issuer': {
+    type: 'string',
+    valueName: 'URL',
+    description: 'OAuth mode for --http: accept access tokens from this authorization server (its issuer URL), checked for this server (or set MCP_AUTH_ISSUER). Needs --public-url.',
+  },
+  'public-url': {
+    type: 'string',
+    valueName: 'URL',
+    description: 'OAuth mode: the canonical URL of this MCP endpoint as clients reach it, e.g. https://mcp.example.com/mcp; the token audience (or set MCP_PUBLIC_URL).',
+  },
+  'auth-introspection-client-id': {
+    type: 'string',
+    valueName: 'ID',
+    description: 'OAuth mode: also accept opaque tokens, checked by introspection (RFC 7662) as this client; its secret in MCP_AUTH_INTROSPECTION_CLIENT_SECRET (or set MCP_AUTH_INTROSPECTION_CLIENT_ID).',
+  },
+  'auth-token': { type: 'string', valueName: 'TOKEN', description: 'For trusted networks: require "Authorization: Bearer TOKEN" over HTTP, one token for everyone (or set MCP_AUTH_TOKEN). Use --auth-issuer for anything else.' },
   'allowed-host': { type: 'string', multiple: true, valueName: 'HOST', description: 'Accept this Host header too (repeatable; loopback names are always accepted).' },
   'allowed-origin': { type: 'string', multiple: true, valueName: 'ORIGIN', description: 'Accept this Origin too (repeatable; loopback origins are always accepted).' },
   'session-timeout': { type: 'string', valueName: 'SECONDS', description: 'Close HTTP sessions idle this long (default 1800).' },
@@ -106,6 +122,8 @@ const COMMON_FLAGS = {
   },
   'log-level': { type: 'string', valueName: 'LEVEL', description: `Stderr log level: ${LOG_LEVELS.join(', ')} (default warning).` },
 } as const satisfies Record<string, FlagSpec>;
+
+const OAUTH_FLAGS = new Set(['auth-issuer', 'public-url', 'auth-introspection-client-id']);
 
 /** The flags a spec's write posture and toolsets add, shown in --help after the server's own. */
 function selectionFlags(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'writes' | 'toolsets' | 'envPrefix'>): Record<string, FlagSpec> {
@@ -208,7 +226,7 @@ export function helpText<F extends Record<string, FlagSpec>>(spec: ServerCliSpec
     ...Object.entries(selectionFlags(spec)).map(([n, f]) => line(n, f)),
     ...Object.entries(spec.flags).map(([n, f]) => line(n, f)),
     ...Object.entries(COMMON_FLAGS)
-      .filter(([n]) => !(spec.sessionCredentials && n === 'auth-token'))
+      .filter(([n]) => !(spec.sessionCredentials && (n === 'auth-token' || OAUTH_FLAGS.has(n))))
       .map(([n, f]) => line(n, f)),
   ];
   const environment = [...(spec.environment ?? []), ...selectionEnvironment(spec)];
@@ -325,19 +343,23 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
       await check.close();
     }
 
+    const oauth = await oauthMode(spec, values, http, selection.readOnly === true, log, prepared);
     if (http) {
       guardStdout();
       const authToken = (values['auth-token'] as string | undefined) ?? process.env.MCP_AUTH_TOKEN;
       if (authToken && prepared.authenticate) {
         throw new UsageError('--auth-token (MCP_AUTH_TOKEN) does not apply to this server: each HTTP session brings its own token.');
       }
+      if (authToken && oauth) throw new UsageError('--auth-token (MCP_AUTH_TOKEN) and --auth-issuer (MCP_AUTH_ISSUER) exclude each other: choose one.');
       const served = await serveHttp(prepared.createSession, {
         port,
         host: (values.host as string | undefined) ?? '127.0.0.1',
         ...(authToken ? { authToken } : {}),
         ...(prepared.authenticate ? { authenticate: prepared.authenticate } : {}),
+        ...(oauth ? { oauth } : {}),
         maxSessions,
-        allowedHosts: (values['allowed-host'] as string[] | undefined) ?? [],
+        // Clients reach an OAuth server at its public URL, through whatever proxy: that Host is ours.
+        allowedHosts: [...((values['allowed-host'] as string[] | undefined) ?? []), ...(oauth ? [oauth.publicHost] : [])],
         allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
         idleTimeoutMs: idleSeconds * 1000,
         ...(sessionDirectory ? { replicas: sessionDirectory } : {}),
@@ -361,6 +383,52 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     process.exit(1);
   }
 
+}
+
+/**
+ * OAuth mode from --auth-issuer and --public-url (or their variables): the authorization server's
+ * metadata is read and checked now, so a misconfigured server does not start. Undefined when off.
+ */
+async function oauthMode(
+  spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'bin' | 'writes' | 'description'>,
+  values: Record<string, unknown>,
+  http: boolean,
+  readOnly: boolean,
+  log: Logger,
+  prepared: PreparedServer,
+): Promise<ProtectedResource | undefined> {
+  const issuer = nonEmpty((values['auth-issuer'] as string | undefined) ?? process.env.MCP_AUTH_ISSUER);
+  const publicUrl = nonEmpty((values['public-url'] as string | undefined) ?? process.env.MCP_PUBLIC_URL);
+  const introspectionId = nonEmpty((values['auth-introspection-client-id'] as string | undefined) ?? process.env.MCP_AUTH_INTROSPECTION_CLIENT_ID);
+  if (issuer === undefined) {
+    if (publicUrl !== undefined || introspectionId !== undefined) throw new UsageError('--public-url and --auth-introspection-client-id belong to OAuth mode: give --auth-issuer (MCP_AUTH_ISSUER) too.');
+    return undefined;
+  }
+  if (!http) throw new UsageError('--auth-issuer (MCP_AUTH_ISSUER) applies only with --http; stdio needs no authorization.');
+  if (publicUrl === undefined) throw new UsageError('--auth-issuer needs --public-url (MCP_PUBLIC_URL): the URL clients use for this endpoint, which tokens must be issued for.');
+  if (prepared.authenticate) throw new UsageError('This server takes each user\'s own upstream token over HTTP; OAuth mode (--auth-issuer) is not available for it yet.');
+  const secret = process.env.MCP_AUTH_INTROSPECTION_CLIENT_SECRET;
+  if (introspectionId !== undefined && !secret) throw new UsageError('--auth-introspection-client-id needs the client secret in MCP_AUTH_INTROSPECTION_CLIENT_SECRET.');
+  const [{ ProtectedResource, AuthorizationServerError }, { serverScopes }] = await Promise.all([import('../auth/protected-resource.js'), import('../auth/scopes.js')]);
+  const name = spec.bin.replace(/^mcp-server-/, '');
+  try {
+    const resource = await ProtectedResource.start({
+      issuer,
+      publicUrl,
+      scopes: serverScopes(name, spec.writes !== undefined && !readOnly),
+      resourceName: spec.bin,
+      ...(introspectionId !== undefined ? { introspection: { clientId: introspectionId, clientSecret: secret! } } : {}),
+    });
+    log.info(`OAuth mode: tokens from ${issuer} for ${publicUrl}`);
+    return resource;
+  } catch (error) {
+    if (error instanceof AuthorizationServerError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
 /** The requestState key from --request-state-key-file or MCP_REQUEST_STATE_KEY; undefined for a random one. */

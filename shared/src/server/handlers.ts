@@ -9,6 +9,7 @@ import type { RequestContext } from './context.js';
 import { InputLedger, InputNeeded, type RequestStateSeal } from './input-requests.js';
 import { decodeCursor, encodeCursor } from './pagination.js';
 import { ProtocolError } from './protocol-errors.js';
+import { oauthGrantOf } from '../auth/principal.js';
 import type { Completer, PromptDefinition, ResourceContents, ResourceDefinition, ResourceListing, ResourceTemplateDefinition, TemplateVariables } from './resources.js';
 import { runTool, toJsonSchema, type ToolDefinition } from './tools.js';
 import type { TemplateMatcher } from './uri-templates.js';
@@ -107,6 +108,10 @@ export function installHandlers(sdk: Server, host: HandlerHost): void {
     const tool = found && forClient(found, sdkCtx) ? found : undefined;
     // A tool this session does not expose is unknown to it, exactly as if it did not exist.
     if (!tool) throw ProtocolError.invalidParams(`Unknown tool: ${request.params.name}`);
+    // OAuth mode refuses these over HTTP with 403 before they get here; this holds on every path.
+    if (!tool.annotations.readOnlyHint && oauthGrantOf(sdkCtx.http?.authInfo)?.canWrite === false) {
+      return { content: [{ type: 'text', text: `${tool.name} writes, and the access token grants read access only: authorize again with the server's write scope.` }], isError: true };
+    }
     if (host.era === 'legacy') return runTool(tool, request.params.arguments, host.context(sdkCtx));
     const ledger = InputLedger.open(sdkCtx, { tool: tool.name, arguments: request.params.arguments ?? {} });
     try {

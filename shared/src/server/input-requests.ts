@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequestStateCodec, inputRequired, type InputRequest, type InputRequiredResult, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
 import { ProtocolError } from './protocol-errors.js';
+import { bindingOf } from '../auth/principal.js';
 
 /**
  * Server-to-client needs (sampling, roots, elicitation) in the 2026-07-28 era. There the server
@@ -112,9 +113,9 @@ export class InputLedger {
   }
 }
 
+/** The caller: in OAuth mode the principal (a refreshed token keeps its state), else the token's digest. */
 function principalOf(ctx: ServerContext): string {
-  const token = ctx.http?.authInfo?.token;
-  return token ? createHash('sha256').update(token).digest('base64url') : '';
+  return bindingOf(ctx.http?.authInfo)?.toString('base64url') ?? '';
 }
 
 /** JSON with object keys sorted, so the same arguments always digest the same. */

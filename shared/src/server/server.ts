@@ -252,6 +252,16 @@ export class SuiteServer {
     this.stateListener?.(this.sessionState());
   }
 
+  /**
+   * Whether calling `name` writes: a tool this server registers, lets through its selection
+   * (--read-only, --toolsets stay a ceiling) and does not mark read-only. OAuth mode asks before a
+   * call with a token that may only read.
+   */
+  toolWrites(name: string): boolean {
+    const tool = this.registered.get(name);
+    return tool !== undefined && this.gate.allows(tool) && !tool.annotations.readOnlyHint;
+  }
+
   /** The tools this session exposes, in registration order. */
   private exposedTools(): AnyTool[] {
     return [...this.registered.values()].filter((t) => this.gate.allows(t));

@@ -13,6 +13,8 @@ import { UNAVAILABLE } from '../replicas/redis-link.js';
 import { SessionTransport, replicaOfAnswer } from './session-transport.js';
 import { GET_STREAM, type RedisSessionDirectory, type Routed, type SessionNews, type SessionRecord } from '../replicas/session-directory.js';
 import { StdioTransport, type StdioTransportOptions } from './stdio.js';
+import { bindingOf, oauthGrantOf } from '../auth/principal.js';
+import type { ProtectedResource, Refusal } from '../auth/protected-resource.js';
 
 /**
  * Builds the server for one session. Give `session` to the SuiteServer (its `session` option): it
@@ -111,6 +113,11 @@ export interface HttpOptions {
    * replica, `maxSessions` counts every replica's sessions, and a GET stream resumes elsewhere.
    */
   replicas?: RedisSessionDirectory;
+  /**
+   * OAuth mode: every request needs an access token for this server from its authorization server
+   * (checked here), and sessions are bound to the principal. Exclusive with the static modes.
+   */
+  oauth?: ProtectedResource;
   log: Logger;
 }
 
@@ -157,7 +164,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     import('@modelcontextprotocol/server'),
   ]);
   const replicas = options.replicas;
-  if (options.authToken && options.authenticate) throw new Error('authToken and authenticate exclude each other');
+  if ([options.authToken, options.authenticate, options.oauth].filter(Boolean).length > 1) throw new Error('authToken, authenticate and oauth exclude each other');
   const sessions = new Map<string, HttpSession>();
   /** Sessions being set up (initialize in flight): they count against the cap too. */
   let opening = 0;
@@ -234,7 +241,24 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
 
   const sameToken = (session: HttpSession, auth: AuthInfo | undefined): boolean => {
     if (session.tokenDigest === undefined || auth === undefined) return session.tokenDigest === undefined && auth === undefined;
-    return timingSafeEqual(session.tokenDigest, sha256(auth.token));
+    return timingSafeEqual(session.tokenDigest, bindingOf(auth)!);
+  };
+
+  /**
+   * OAuth mode, a token that may only read: the 403 for a body that calls a tool writing in
+   * `server` (one the server's own selection lets through), before anything runs.
+   */
+  const writeRefusal = async (body: unknown, auth: AuthInfo | undefined, server: SuiteServer | (() => Promise<SuiteServer>)): Promise<Refusal | undefined> => {
+    if (!options.oauth || oauthGrantOf(auth)?.canWrite !== false) return undefined;
+    const calls = toolCallsIn(body);
+    if (calls.length === 0) return undefined;
+    // A 2026-07-28 request has no session: a server built for the check (as the request's would be) answers.
+    const host = typeof server === 'function' ? await server() : server;
+    try {
+      return calls.some((name) => host.toolWrites(name)) ? options.oauth.insufficientForWrite() : undefined;
+    } finally {
+      if (typeof server === 'function') await host.close();
+    }
   };
 
   const full = (): boolean => sessions.size + opening >= maxSessions;
@@ -290,7 +314,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         return toNodeHandler({ fetch }, { maxRequestBodySize: maxBody })(req, res);
       },
       lastSeen: Date.now(),
-      tokenDigest: auth ? sha256(auth.token) : undefined,
+      tokenDigest: bindingOf(auth),
     };
     outer.onclose = () => void dropSession(id);
     if (replicas) server.onSessionStateChange((state) => replicas.saveState(id, state));
@@ -378,15 +402,33 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       return;
     }
     if (!hostAllowed(req.headers.host)) return reject(res, 403, 'Forbidden: Host header not allowed.');
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    // OAuth mode's Protected Resource Metadata: public, for any origin (browser-based clients read it).
+    if (options.oauth?.metadataPaths.has(url.pathname) && (req.method === 'GET' || req.method === 'OPTIONS')) {
+      res.writeHead(req.method === 'GET' ? 200 : 204, { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=300', 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET, OPTIONS', 'Access-Control-Allow-Headers': 'mcp-protocol-version' });
+      res.end(req.method === 'GET' ? JSON.stringify(options.oauth.metadata) : undefined);
+      return;
+    }
     if (!originAllowed(req.headers.origin)) return reject(res, 403, 'Forbidden: Origin not allowed.');
-    const auth = await authenticate(req.headers.authorization);
-    if (auth === null) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      return reject(res, 401, 'Unauthorized: a valid bearer token is required.');
+    let auth: AuthInfo | undefined;
+    if (options.oauth) {
+      const outcome = await options.oauth.authenticate(headerValue(req.headers.authorization), url);
+      if ('refuse' in outcome) {
+        // The reason, never the token: what an operator needs to see why a client cannot get in.
+        if (headerValue(req.headers.authorization) !== undefined) options.log.private('debug', `OAuth: ${outcome.refuse.status} ${outcome.refuse.body.error}: ${outcome.refuse.body.error_description}`);
+        return refuse(res, outcome.refuse);
+      }
+      auth = outcome.auth;
+    } else {
+      const found = await authenticate(req.headers.authorization);
+      if (found === null) {
+        res.setHeader('WWW-Authenticate', 'Bearer');
+        return reject(res, 401, 'Unauthorized: a valid bearer token is required.');
+      }
+      auth = found;
     }
     // The SDK hands req.auth to every handler as extra.authInfo.
     if (auth) (req as http.IncomingMessage & { auth?: AuthInfo & { clientId: string; scopes: string[] } }).auth = { clientId: '', scopes: [], ...auth };
-    const url = new URL(req.url ?? '/', 'http://localhost');
 
     if (url.pathname === '/mcp') {
       const sessionId = headerValue(req.headers['mcp-session-id']);
@@ -409,10 +451,14 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         }
         const session = sessionFor(sessionId, 'streamable', auth, res);
         if (session?.kind !== 'streamable') return;
+        const refusal = await writeRefusal(body, auth, session.server);
+        if (refusal) return refuse(res, refusal);
         replicas?.touch(sessionId);
         return req.method === 'GET' && isGetStream(req) ? session.serveStream(req, res) : session.serve(req, res, body);
       }
       if (req.method === 'POST' && body !== undefined && !(await isLegacyRequest(probeRequest(req), body, { maxRequestBodySize: maxBody }))) {
+        const refusal = await writeRefusal(body, auth, async () => factory({ id: `scope-check-${randomUUID()}`, transport: 'memory', headers: sessionHeaders(req), ...(auth ? { auth } : {}) }));
+        if (refusal) return refuse(res, refusal);
         const isListen = (body as { method?: unknown }).method === 'subscriptions/listen';
         if (isListen && listening >= maxListens) return busy(res);
         if (isListen) await followListen(req, res, body, auth);
@@ -423,7 +469,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       }
       const id = randomUUID();
       // With replicas the cap counts every replica's sessions, in Redis; without Redis, this one's.
-      const recorded = replicas ? await replicas.open(id, auth ? sha256(auth.token).toString('hex') : '', (body as { params?: unknown }).params, maxSessions) : UNAVAILABLE;
+      const recorded = replicas ? await replicas.open(id, bindingOf(auth)?.toString('hex') ?? '', (body as { params?: unknown }).params, maxSessions) : UNAVAILABLE;
       if (recorded === false || (recorded === UNAVAILABLE && full())) return busy(res);
       opening += 1;
       try {
@@ -446,7 +492,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       const transport = new SseServerTransport('/messages', res);
       const id = transport.sessionId;
       const server = await factory({ id, transport: 'sse', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
-      openSession(id, { kind: 'sse', server, transport, lastSeen: Date.now(), tokenDigest: auth ? sha256(auth.token) : undefined });
+      openSession(id, { kind: 'sse', server, transport, lastSeen: Date.now(), tokenDigest: bindingOf(auth) });
       transport.onclose = () => void dropSession(id);
       await server.connect(transport);
       return;
@@ -461,6 +507,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         if (body.message === 'too large') res.setHeader('Connection', 'close');
         return reject(res, 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
       }
+      const refusal = await writeRefusal(body, auth, session.server);
+      if (refusal) return refuse(res, refusal);
       return session.transport.handlePost(body, res, auth);
     }
 
@@ -526,7 +574,7 @@ async function replayInitialize(transport: WebStandardStreamableHTTPServerTransp
 /** Whether a request's credentials are those the session was opened with (on whichever replica). */
 function openedWith(record: SessionRecord, auth: AuthInfo | undefined): boolean {
   const recorded = record.tokenDigest ? Buffer.from(record.tokenDigest, 'hex') : undefined;
-  const digest = auth ? sha256(auth.token) : undefined;
+  const digest = bindingOf(auth);
   if (!recorded || !digest) return recorded === digest;
   return recorded.length === digest.length && timingSafeEqual(recorded, digest);
 }
@@ -569,6 +617,21 @@ function sha256(text: string): Buffer {
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The names of the tools a body calls (one message or a batch). */
+function toolCallsIn(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) => {
+    const message = m as { method?: unknown; params?: { name?: unknown } } | null;
+    return message && typeof message === 'object' && message.method === 'tools/call' && typeof message.params?.name === 'string' ? [message.params.name] : [];
+  });
+}
+
+/** An OAuth refusal (401, 403 or 503) with its challenge; the body is RFC 6750's error object. */
+function refuse(res: http.ServerResponse, refusal: Refusal): void {
+  res.writeHead(refusal.status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...refusal.headers });
+  res.end(JSON.stringify(refusal.body));
 }
 
 function reject(res: http.ServerResponse, status: number, message: string): void {
