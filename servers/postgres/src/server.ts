@@ -6,6 +6,7 @@ import { executeTools } from './tools/execute.js';
 import { schemaTools } from './tools/schema.js';
 import { explainTools } from './tools/explain.js';
 import { healthTools } from './tools/health.js';
+import { recommendIndexTools } from './tools/recommend-indexes.js';
 import { gridPageTools } from './tools/grid-page.js';
 import { GRID_URI, gridResource } from './resources/grid.js';
 import { SCHEMA_VIEW_URI, schemaViewResource } from './resources/schema-view.js';
@@ -25,7 +26,7 @@ function instructions(config: PostgresConfig): string {
   const { database, allowWrite, limits } = config;
   return `PostgreSQL database ${database.target.database} on ${database.target.host}:${database.target.port}.
 Start with list_tables, then describe_table for the tables you need; use query for one read-only statement at a time
-(with $1.. params), explain_query to check plans, database_health and top_queries for diagnostics.
+(with $1.. params), explain_query to check plans (hypothetical_indexes tries indexes without building them), recommend_indexes for index advice, database_health and top_queries for diagnostics.
 Results are capped at ${limits.maxRows} rows: aggregate or add LIMIT instead of fetching everything.${
     allowWrite ? '\nWrites are enabled: execute runs one data-changing statement per call in its own transaction.' : '\nThe server is read-only.'
   }`;
@@ -40,6 +41,7 @@ const tools = toolList<PostgresConfig>([
   withApps(schemaTools, { list_tables: SCHEMA_VIEW_URI, describe_table: SCHEMA_VIEW_URI }),
   schemaPageTools,
   explainTools,
+  recommendIndexTools,
   healthTools,
   executeTools,
 ]);
