@@ -36,6 +36,29 @@ const EXPRESSION_FUNCTIONS = new Set(['lower', 'upper', 'coalesce', 'abs', 'leng
 /** Words with a meaning in an index predicate or expression (anything else is a column name). */
 const PREDICATE_WORDS = new Set(['and', 'or', 'not', 'is', 'null', 'true', 'false', 'in', 'between', 'like', 'ilike', 'distinct', 'from']);
 
+/** Words that start or steer a statement: never a column name in an index (quote such a column). */
+const STATEMENT_WORDS = new Set([
+  'select', 'insert', 'update', 'delete', 'drop', 'create', 'alter', 'grant', 'revoke', 'set', 'reset', 'commit', 'rollback', 'begin', 'end',
+  'copy', 'do', 'call', 'with', 'union', 'into', 'table', 'where', 'returning', 'truncate', 'execute', 'prepare', 'listen', 'notify',
+  'lock', 'vacuum', 'analyze', 'show', 'declare', 'fetch', 'savepoint', 'transaction', 'as', 'case', 'when', 'then', 'else', 'limit',
+  'order', 'group', 'having', 'join', 'on', 'using', 'values', 'default', 'lateral', 'array', 'row',
+]);
+
+/**
+ * An expression or predicate is a sequence of operands and operators: two names in a row (other
+ * than IS NOT NULL and the like) or a statement word means it is something else.
+ */
+function checkExpressionTokens(statement: string, tokens: Token[]): void {
+  tokens.forEach((token, i) => {
+    if (token.kind !== 'ident' || token.quoted) return;
+    if (STATEMENT_WORDS.has(token.text)) throw invalid(statement, `${token.text.toUpperCase()} inside an expression`);
+    const next = tokens[i + 1];
+    if (next?.kind === 'ident' && !PREDICATE_WORDS.has(token.text) && !PREDICATE_WORDS.has(next.text)) {
+      throw invalid(statement, `two names in a row ("${token.text} ${next.text}") inside an expression`);
+    }
+  });
+}
+
 const OPERATORS = ['<>', '!=', '<=', '>=', '||', '::', '=', '<', '>', '+', '-', '*', '/', '%'];
 
 const MAX_STATEMENT_LENGTH = 4_000;
@@ -203,6 +226,7 @@ export function parseIndexStatement(statement: string): IndexStatement {
       }
       parts.push(token);
     }
+    checkExpressionTokens(statement, parts);
     return writeTokens(parts);
   };
 
@@ -260,6 +284,7 @@ export function parseIndexStatement(statement: string): IndexStatement {
       parts.push(token);
     }
     if (depth !== 0 || parts.length === 0) throw invalid(statement, 'an incomplete WHERE condition');
+    checkExpressionTokens(statement, parts);
     where = ` WHERE ${writeTokens(parts)}`;
   }
   if (isPunct(peek(), ';')) at++;
