@@ -232,7 +232,10 @@ export function parseIndexStatement(statement: string): IndexStatement {
 
   const orderOptions = (): string => {
     const parts: string[] = [];
-    if (isWord(peek(), 'asc') || isWord(peek(), 'desc')) parts.push((peek() as { text: string }).text.toUpperCase()), at++;
+    if (isWord(peek(), 'asc') || isWord(peek(), 'desc')) {
+      parts.push((peek() as { text: string }).text.toUpperCase());
+      at++;
+    }
     if (isWord(peek(), 'nulls')) {
       at++;
       const which = peek();
