@@ -16,6 +16,8 @@ const officialPkg = JSON.parse(readFileSync(officialPkgPath, 'utf8'));
 const official = path.join(path.dirname(officialPkgPath), typeof officialPkg.bin === 'string' ? officialPkg.bin : Object.values(officialPkg.bin)[0]);
 
 const QUICK = process.argv.includes('--quick');
+/** Only the index-advice figure (recommend_indexes on a 20-query workload). */
+const ADVICE_ONLY = process.argv.includes('--advice-only');
 const SMALL_QUERIES = QUICK ? 200 : 1000;
 const BIG_ROWS = QUICK ? 100_000 : 1_000_000;
 
@@ -47,10 +49,64 @@ async function withPeakRss(pid, fn) {
   }
 }
 
-console.log(`Setting up a database with ${BIG_ROWS.toLocaleString()} rows...`);
+/**
+ * The index-advice workload: three related tables of 200,000 rows (no secondary indexes) and 20
+ * queries that filter, join and sort on their columns, as an application's top statements would.
+ */
+const ADVICE_SETUP = `
+CREATE EXTENSION IF NOT EXISTS hypopg;
+CREATE TABLE customers AS SELECT g AS id, 'c' || g || '@example.com' AS email, (g % 50) AS region, now() - g * interval '1 minute' AS signed_up FROM generate_series(1, 200000) g;
+ALTER TABLE customers ADD PRIMARY KEY (id);
+CREATE TABLE orders AS SELECT g AS id, 1 + g % 200000 AS customer_id, (g % 7) AS status, now() - g * interval '10 seconds' AS created_at, (g % 997) * 1.5 AS total FROM generate_series(1, 200000) g;
+ALTER TABLE orders ADD PRIMARY KEY (id);
+CREATE TABLE order_lines AS SELECT g AS id, 1 + g % 200000 AS order_id, (g % 5000) AS product_id, 1 + g % 9 AS quantity FROM generate_series(1, 200000) g;
+ALTER TABLE order_lines ADD PRIMARY KEY (id);
+ANALYZE customers, orders, order_lines;`;
+const ADVICE_QUERIES = [
+  "SELECT * FROM customers WHERE email = 'c42@example.com'",
+  'SELECT id FROM customers WHERE region = 7 ORDER BY signed_up DESC LIMIT 20',
+  "SELECT count(*) FROM customers WHERE signed_up > now() - interval '1 day'",
+  'SELECT * FROM orders WHERE customer_id = 4242',
+  'SELECT * FROM orders WHERE customer_id = 4242 ORDER BY created_at DESC LIMIT 10',
+  'SELECT * FROM orders WHERE status = 3 AND created_at > now() - interval \'2 hours\'',
+  'SELECT sum(total) FROM orders WHERE created_at BETWEEN now() - interval \'3 days\' AND now() - interval \'2 days\'',
+  'SELECT * FROM order_lines WHERE order_id = 99',
+  'SELECT order_id, sum(quantity) FROM order_lines WHERE product_id = 17 GROUP BY order_id',
+  'SELECT * FROM order_lines WHERE product_id = 17 AND quantity > 5',
+  'SELECT c.email, o.total FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.id = 5',
+  'SELECT o.* FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.email = \'c7@example.com\'',
+  'SELECT l.* FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE o.customer_id = 77',
+  'SELECT count(*) FROM orders WHERE status = 5',
+  'SELECT * FROM customers WHERE region = 3 AND signed_up < now() - interval \'100 days\' ORDER BY signed_up LIMIT 5',
+  'SELECT * FROM orders WHERE total > 1400 ORDER BY total DESC LIMIT 10',
+  'SELECT product_id, count(*) FROM order_lines WHERE order_id BETWEEN 1000 AND 1100 GROUP BY product_id',
+  'SELECT * FROM customers WHERE id = 123',
+  'SELECT * FROM orders WHERE customer_id IN (1, 2, 3) AND status = 1',
+  'SELECT max(created_at) FROM orders WHERE customer_id = 31337',
+];
+
+async function indexAdvice(start) {
+  const server = await start();
+  try {
+    let last;
+    const { ms } = await measure(
+      async () => {
+        last = await server.client.callTool({ name: 'recommend_indexes', arguments: { queries: ADVICE_QUERIES, max_indexes: 8 } }, undefined, { timeout: 120_000 });
+        if (last.isError) throw new Error(`recommend_indexes failed: ${JSON.stringify(last.content)}`);
+      },
+      { runs: 5, warmup: 1 },
+    );
+    return { ms, report: last.structuredContent };
+  } finally {
+    await server.close();
+  }
+}
+
+console.log(ADVICE_ONLY ? 'Setting up the index-advice database...' : `Setting up a database with ${BIG_ROWS.toLocaleString()} rows...`);
 const db = await createScratchDatabase({
   prefix: 'suite_pg_bench',
-  setupSql: `CREATE TABLE big AS SELECT g AS id, md5(g::text) AS label, now() - g * interval '1 second' AS created_at, (g % 1000)::numeric / 7 AS score FROM generate_series(1, ${BIG_ROWS}) g;
+  setupSql: `${ADVICE_SETUP}
+     CREATE TABLE big AS SELECT g AS id, md5(g::text) AS label, now() - g * interval '1 second' AS created_at, (g % 1000)::numeric / 7 AS score FROM generate_series(1, ${ADVICE_ONLY ? 1 : BIG_ROWS}) g;
      ALTER TABLE big ADD PRIMARY KEY (id)`,
 });
 const env = { SUITE_LOG_LEVEL: 'emergency' };
@@ -113,6 +169,15 @@ async function selectAll(start, runs) {
 
 try {
   await runSql(db.adminUrl, 'VACUUM ANALYZE big');
+  const advice = await indexAdvice(servers.ours);
+  const load = (await import('node:os')).loadavg().map((n) => n.toFixed(2)).join(' ');
+  console.log(
+    `\nrecommend_indexes on a ${ADVICE_QUERIES.length}-query workload (3 tables of 200,000 rows, over stdio): median ${advice.ms.toFixed(0)} ms ` +
+      `(target: under 5,000 ms; ${advice.report.candidatesTried} hypothetical indexes tried per call, ${advice.report.recommendations.length} recommended, ` +
+      `workload cost ${advice.report.workloadCostBefore.toFixed(0)} -> ${advice.report.workloadCostAfter.toFixed(0)}); load average ${load} on ${(await import('node:os')).cpus().length} CPUs`,
+  );
+  if (advice.ms >= 5000) process.exitCode = 1;
+  if (!ADVICE_ONLY) {
 
   const startOurs = await startup(servers.ours);
   const startOfficial = await startup(servers.official);
@@ -138,6 +203,7 @@ try {
   ]);
   console.log(`\nserver RSS before SELECT *: ours ${formatBytes(bigOurs.rssBefore)}, official ${formatBytes(bigOfficial.rssBefore)}`);
   if (bigOfficial.failure) console.log(`official SELECT * failed: ${bigOfficial.failure}`);
+  }
 } finally {
   await db.drop().catch((e) => console.error(String(e)));
 }

@@ -12,4 +12,11 @@ export interface PostgresConfig {
   limits: PostgresLimits;
   /** The process-wide LISTEN connection. */
   listener: ChannelListener;
+  /**
+   * With --database NAME=URL: every configured database by name, the default first, each a
+   * config of its own (pool, mode, limits, LISTEN connection); this config is the default's.
+   */
+  databases?: ReadonlyMap<string, PostgresConfig>;
+  /** The database's name among several (set only when several are configured). */
+  name?: string;
 }

@@ -97,6 +97,11 @@ export interface Transaction {
   rows<R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<R[]>;
   /** Names of the given type oids. */
   typeNames(oids: readonly number[]): Promise<Map<number, string>>;
+  /**
+   * Marks the connection as carrying session state (hypothetical indexes, a prepared statement)
+   * that a ROLLBACK does not undo: it is closed after the call instead of going back to the pool.
+   */
+  discardConnection(): void;
 }
 
 export class Database {
@@ -299,6 +304,9 @@ export class Database {
         return result;
       },
       rows,
+      discardConnection: () => {
+        state.clean = false;
+      },
       typeNames: async (oids) => {
         const cache = this.typeNameCache;
         // The usual case (built-in or already seen types) allocates nothing but the answer.

@@ -38,11 +38,21 @@ async function expectUnchanged(sql: string, expectError: RegExp | null): Promise
     expect(outcome.text).toMatch(expectError);
   }
   expect(await fingerprint()).toBe(before);
+  // The same payload through explain_query with a hypothetical index (hypopg in the caller's
+  // session): planned or refused, it changes nothing either.
+  const explained = await session.callTool('explain_query', { sql, hypothetical_indexes: ['CREATE INDEX ON victims (label)'] });
+  expect(explained.text).not.toMatch(/hypopg extension/);
+  expect(await fingerprint()).toBe(before);
+  payloads.push(sql);
   return outcome.text;
 }
 
+/** Every payload the cases below tried, tried again inside a hypothetical index's statement at the end. */
+const payloads: string[] = [];
+
 beforeAll(async () => {
   db = await createTestDatabase();
+  await withClient(db.adminUrl, (c) => c.query('CREATE EXTENSION hypopg'));
   const made = makeConfig(db.roleUrl);
   closeConfig = made.close;
   session = await connectInProcess(buildServer(made.config));
@@ -142,6 +152,21 @@ describe('read-only mode cannot be escaped', () => {
     await expectUnchanged('CREATE TABLE intruder (id int)', /read-only transaction/);
     await expectUnchanged('TRUNCATE victims', /read-only transaction/);
     await expectUnchanged('ALTER TABLE victims ADD COLUMN x int', /read-only transaction/);
+  });
+});
+
+describe('hypothetical indexes cannot carry a payload', () => {
+  it('every payload above, placed in a CREATE INDEX statement, is refused before anything reaches the database', async () => {
+    expect(payloads.length).toBeGreaterThan(20);
+    const before = await fingerprint();
+    for (const payload of payloads) {
+      for (const statement of [`CREATE INDEX ON victims (label) WHERE ${payload}`, `CREATE INDEX ON victims ((${payload}))`, `CREATE INDEX ON victims (label); ${payload}`]) {
+        const r = await session.callTool('explain_query', { sql: 'SELECT * FROM victims', hypothetical_indexes: [statement] });
+        expect(r.isError, `${statement} was accepted: ${r.text}`).toBe(true);
+        expect(r.text).toMatch(/^Not a CREATE INDEX statement this tool accepts/);
+      }
+    }
+    expect(await fingerprint()).toBe(before);
   });
 });
 

@@ -56,7 +56,7 @@ describe('start-up without a database', () => {
     const result = await runBin([], none);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      'mcp-server-postgres: Missing DATABASE_URL: give a postgresql:// URL, e.g. postgresql://mcp_readonly@localhost:5432/shop (or set DATABASE_URL, or PGHOST, PGDATABASE and PGUSER).\n' +
+      'mcp-server-postgres: Missing DATABASE_URL: give a postgresql:// URL, e.g. postgresql://mcp_readonly@localhost:5432/shop (or set DATABASE_URL, or PGHOST, PGDATABASE and PGUSER, or give --database NAME=URL).\n' +
         "Run 'mcp-server-postgres --help' for usage.\n",
     );
   });

@@ -24,7 +24,7 @@ afterAll(async () => {
 describe('tools/list', () => {
   it('lists the read-only tools with truthful annotations and an output schema for query', async () => {
     const { tools } = await session.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['database_health', 'describe_table', 'explain_query', 'list_schemas', 'list_tables', 'query', 'top_queries']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['database_health', 'describe_table', 'explain_query', 'list_schemas', 'list_tables', 'query', 'recommend_indexes', 'top_queries']);
     for (const tool of tools) {
       expect(tool.annotations?.readOnlyHint).toBe(true);
       expect(tool.annotations?.destructiveHint).toBe(false);

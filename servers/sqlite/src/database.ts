@@ -30,6 +30,8 @@ export const DEFAULT_LIMITS: SqliteLimits = {
 export interface SqliteOptions {
   /** The database file; must exist. Omit with demo. */
   file?: string;
+  /** The name in resource URIs (sqlite://<name>/...); by default taken from the file name. */
+  name?: string;
   /** Use the embedded sample database instead of a file. */
   demo?: boolean;
   /** Register write_query and create_table. */
@@ -93,7 +95,7 @@ export class SqliteDatabase {
     /** The name used in resource URIs (sqlite://<name>/schema). */
     readonly name: string,
     private current: Generation,
-    readonly options: Required<Omit<SqliteOptions, 'file' | 'limits' | 'log' | 'warmInBackground'>> & { limits: SqliteLimits },
+    readonly options: Required<Omit<SqliteOptions, 'file' | 'name' | 'limits' | 'log' | 'warmInBackground'>> & { limits: SqliteLimits },
     private readonly log: Logger | undefined,
     private readonly dispose: () => void,
   ) {}
@@ -138,7 +140,7 @@ export class SqliteDatabase {
       dispose();
       throw new Error(`${options.file ?? 'The demo database'} cannot be opened as a SQLite database: ${(error as Error).message}`);
     }
-    const name = settings.demo ? 'demo' : uriName(file);
+    const name = options.name ?? (settings.demo ? 'demo' : uriName(file));
     const db = new SqliteDatabase(file, options.file ?? 'the demo database', name, generation, settings, options.log, dispose);
     if (options.warmInBackground) {
       // A failure here is met again, and reported, by the first call that needs a process.

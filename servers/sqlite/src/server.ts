@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, withApps, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, toolsForNamedTargets, withApps, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { SqliteConfig } from './config.js';
 import { registerDemoPrompt } from './prompts/demo.js';
 import { registerExplorePrompt } from './prompts/explore.js';
@@ -21,6 +21,13 @@ const pkg = createRequire(import.meta.url)('../package.json') as { name: string;
 export const VERSION = pkg.version;
 
 function instructions(config: SqliteConfig): string {
+  const several = config.databases && config.databases.size > 1 ? config.databases : undefined;
+  if (several) {
+    const list = [...several].map(([name, c]) => `${name} (${c.database.writable ? 'writable' : 'read-only'})`);
+    return `Queries several SQLite databases: ${list.join(', ')}. Every tool takes "database" (default ${[...several.keys()][0]}).
+Start with list_tables and describe_table, then read_query with ? or :name placeholders and params. Results are
+capped (truncated: true tells you more rows exist); prefer aggregates and LIMIT.`;
+  }
   const mode = config.database.writable
     ? 'Changes are allowed through write_query and create_table; read_query stays read-only.'
     : 'The database is read-only: only reads are possible.';
@@ -45,6 +52,19 @@ const tools = toolList<SqliteConfig>([
   insightTools,
 ]);
 
+/** Several databases: each one's tools, merged under a "database" argument (built once per configuration). */
+const merged = new WeakMap<SqliteConfig, readonly AnyToolDefinition[]>();
+function serverTools(config: SqliteConfig): readonly AnyToolDefinition[] {
+  const several = config.databases;
+  if (!several || several.size < 2) return tools(config);
+  let list = merged.get(config);
+  if (!list) {
+    list = toolsForNamedTargets({ argument: 'database', noun: 'database', targets: [...several].map(([name, c]) => ({ name, tools: tools(c) })) });
+    merged.set(config, list);
+  }
+  return list;
+}
+
 export interface ServerOptions {
   session?: SessionInfo;
   /** The process-wide change hub: enables resources/subscribe. */
@@ -60,11 +80,12 @@ export function buildServer(config: SqliteConfig, options: ServerOptions = {}): 
     instructions: instructions(config),
     ...(changes ? { changes } : {}),
     // A database opened read-only exposes no tool that writes (its readOnlyHint is false).
-    selection: { readOnly: !config.database.writable },
+    selection: { readOnly: ![...(config.databases?.values() ?? [config])].some((c) => c.database.writable) },
     ...(session ? { session } : {}),
   });
-  server.tools(tools(config));
-  registerSchemaResources(server, config);
+  server.tools(serverTools(config));
+  const several = config.databases !== undefined && config.databases.size > 1;
+  for (const each of several ? config.databases!.values() : [config]) registerSchemaResources(server, each, several);
   registerInsightsResource(server, config);
   server.resource(grid);
   server.resource(schemaView);

@@ -35,6 +35,10 @@ describe('read-only mode holds', () => {
     expect(out.isError, `expected ${sql} to be refused, got ${out.text}`).toBe(true);
     expect(out.text).toMatch(pattern);
     expect(out.text).not.toMatch(/\n\s+at /); // no stack trace
+    // The same payload through recommend_indexes, which plans it in a scratch copy: answered or
+    // refused, it changes nothing (the afterEach compares the directory byte for byte).
+    const advised = await h.session.callTool('recommend_indexes', { sql });
+    expect(advised.text).not.toMatch(/\n\s+at /);
     return out.text;
   }
 
@@ -47,7 +51,7 @@ describe('read-only mode holds', () => {
   it('does not register write tools', async () => {
     const { tools } = await h.session.client.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(['append_insight', 'describe_table', 'explain_query', 'list_tables', 'read_query']);
+    expect(names).toEqual(['append_insight', 'describe_table', 'explain_query', 'list_tables', 'read_query', 'recommend_indexes']);
     for (const t of tools) expect(t.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
   });
 

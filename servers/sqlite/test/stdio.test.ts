@@ -42,7 +42,7 @@ describe('the built bin over stdio', () => {
     const before = await snapshotTree(dir);
     session = await spawnServer(BIN, [file]);
     const { tools } = await session.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['append_insight', 'describe_table', 'explain_query', 'list_tables', 'read_query']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['append_insight', 'describe_table', 'explain_query', 'list_tables', 'read_query', 'recommend_indexes']);
     const out = await session.callTool('read_query', { sql: 'SELECT name FROM people WHERE id = ?', params: [2] });
     expect(out.structured).toEqual({ columns: ['name'], rows: [['Grace']], rowCount: 1, truncated: false });
     const write = await session.callTool('read_query', { sql: 'DELETE FROM people' });

@@ -21,7 +21,7 @@ export function registerChannelResources(server: SuiteServer, config: PostgresCo
   };
   server.resourceTemplate({
     uriTemplate: `${baseUri(database.target)}/channel/{name}`,
-    name: 'notify-channel',
+    name: config.name === undefined ? 'notify-channel' : `notify-channel (${config.name})`,
     title: 'LISTEN/NOTIFY channel',
     description:
       'A PostgreSQL notification channel. Subscribe to get notifications/resources/updated on every NOTIFY; read to see the payloads received since subscribing (latest 50) and the times the server was not listening (a lost connection: NOTIFYs sent then were missed).',

@@ -12,7 +12,7 @@ export function registerTableResources(server: SuiteServer, config: PostgresConf
   const target = database.target;
   server.resourceTemplate({
     uriTemplate: `${baseUri(target)}/tables/{schema}/{table}/schema`,
-    name: 'table-schema',
+    name: config.name === undefined ? 'table-schema' : `table-schema (${config.name})`,
     title: 'Table schema',
     description: 'Columns, keys, indexes, constraints and comments of a table or view, as JSON.',
     mimeType: 'application/json',

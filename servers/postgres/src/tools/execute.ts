@@ -7,6 +7,8 @@ import { PARAM_VALUE, SQL_INPUT } from './query.js';
 /** Registered only with --allow-write. */
 export function executeTools(config: PostgresConfig): AnyToolDefinition[] {
   const tools: AnyToolDefinition[] = [];
+  // A read-only database has no execute at all (beside writable ones, the tool list still shows it for them).
+  if (!config.allowWrite) return tools;
   const { database, limits } = config;
   tools.push(defineTool({
     name: 'execute',

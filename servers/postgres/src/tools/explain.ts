@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { ToolError, defineTool, type AnyToolDefinition } from '@suite/shared';
 import type { PostgresConfig } from '../config.js';
 import { PARAM_VALUE, SQL_INPUT } from './query.js';
+import { createHypothetical, hypopgSchema, hypotheticalSize, parseIndexStatement } from '../hypothetical.js';
+
+/** Hypothetical indexes per explain call: enough to try a design, not a way to load the backend. */
+const MAX_HYPOTHETICAL_INDEXES = 20;
 
 type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
 
@@ -32,27 +36,56 @@ export function explainTools(config: PostgresConfig): AnyToolDefinition[] {
     name: 'explain_query',
     description: `Shows PostgreSQL's plan for ONE statement as a readable tree (from EXPLAIN (FORMAT JSON)), with costs and row estimates.
 With analyze=true the statement really runs (timings, actual rows, buffers), inside a READ ONLY transaction that is
-rolled back, so only read-only statements can be analyzed. Use it to see why a query is slow or which index it uses.`,
+rolled back, so only read-only statements can be analyzed. Use it to see why a query is slow or which index it uses.
+hypothetical_indexes (CREATE INDEX statements) shows the plan as if those indexes existed, through the hypopg extension:
+they are simulated in this call's own session and gone when it ends; nothing is built or written.`,
     input: z.object({
       sql: SQL_INPUT.describe('The statement to explain (without EXPLAIN).'),
       params: z.array(PARAM_VALUE).max(65535).optional().describe('Values for $1, $2, ... in order.'),
       analyze: z.boolean().default(false).describe('Run the statement to measure actual times and rows (read-only, rolled back).'),
+      hypothetical_indexes: z
+        .array(z.string().min(1).max(4000))
+        .max(MAX_HYPOTHETICAL_INDEXES)
+        .optional()
+        .describe('CREATE INDEX statements to plan with as if they existed, e.g. "CREATE INDEX ON orders (customer_id, created_at)" (needs the hypopg extension; not with analyze).'),
     }),
-    output: z.object({ analyzed: z.boolean(), plan: z.array(z.record(z.string(), z.unknown())) }),
+    output: z.object({
+      analyzed: z.boolean(),
+      plan: z.array(z.record(z.string(), z.unknown())),
+      hypotheticalIndexes: z.array(z.object({ ddl: z.string(), name: z.string(), estimatedBytes: z.number() })).optional(),
+    }),
     annotations: { title: 'Explain a query plan', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    handler: async ({ sql, params, analyze }, ctx) => {
+    handler: async ({ sql, params, analyze, hypothetical_indexes }, ctx) => {
+      const statements = (hypothetical_indexes ?? []).map(parseIndexStatement);
+      if (analyze && statements.length > 0) {
+        throw ToolError.invalidArgument('analyze=true runs the statement, and hypothetical indexes exist only for the planner: give one or the other.');
+      }
       const text = `EXPLAIN (FORMAT JSON${analyze ? ', ANALYZE, BUFFERS' : ''}) ${sql}`;
-      const plan = await database.readOnly(
+      const { plan, hypothetical } = await database.readOnly(
         ctx.signal,
         async (tx) => {
+          const hypothetical: { ddl: string; name: string; estimatedBytes: number }[] = [];
+          if (statements.length > 0) {
+            const schema = await hypopgSchema(tx);
+            for (const statement of statements) {
+              const index = await createHypothetical(tx, schema, statement);
+              hypothetical.push({ ddl: statement.ddl, name: index.name, estimatedBytes: await hypotheticalSize(tx, schema, index) });
+            }
+          }
           const result = await tx.bounded(text, params ?? [], { maxRows: 10, maxBytes: 8 * 1024 * 1024 });
           const cell = result.rows[0]?.[0];
           if (!Array.isArray(cell)) throw ToolError.invalidArgument('EXPLAIN returned no plan; give one SELECT, INSERT, UPDATE, DELETE, VALUES or EXECUTE statement.');
-          return cell as Record<string, unknown>[];
+          return { plan: cell as Record<string, unknown>[], hypothetical };
         },
         text,
       );
-      return { text: renderPlan(plan), structured: { analyzed: analyze, plan } };
+      if (statements.length === 0) return { text: renderPlan(plan), structured: { analyzed: analyze, plan } };
+      const header = [
+        'Planned as if these hypothetical indexes existed (hypopg; simulated for this call only, nothing was built):',
+        ...hypothetical.map((h) => `  ${h.name}: ${h.ddl} (estimated size ${formatBytes(h.estimatedBytes)})`),
+        '',
+      ];
+      return { text: [...header, renderPlan(plan)].join('\n'), structured: { analyzed: false, plan, hypotheticalIndexes: hypothetical } };
     },
   }));
   return tools;
@@ -107,4 +140,11 @@ function renderNode(node: PlanNode, depth: number, lines: string[]): void {
 
 function num(value: unknown, digits = 2): string {
   return typeof value === 'number' ? value.toFixed(digits) : '?';
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
 }

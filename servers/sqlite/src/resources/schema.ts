@@ -3,12 +3,12 @@ import { completeTableName, describeTable, listTables, requireTable, schemaSql }
 import type { SqliteConfig } from '../config.js';
 import { databaseChangeSource } from './change-source.js';
 
-export function registerSchemaResources(server: SuiteServer, config: SqliteConfig): void {
+export function registerSchemaResources(server: SuiteServer, config: SqliteConfig, several = false): void {
   const db = config.database;
 
   server.resource({
     uri: db.schemaUri,
-    name: 'schema',
+    name: several ? `schema (${db.name})` : 'schema',
     title: `Schema of ${db.name}`,
     description: 'Every CREATE statement of the database (tables, views, indexes, triggers). Subscribe to hear when the database changes.',
     mimeType: 'application/sql',
@@ -19,7 +19,7 @@ export function registerSchemaResources(server: SuiteServer, config: SqliteConfi
   const prefix = `sqlite://${db.name}/tables/`;
   server.resourceTemplate({
     uriTemplate: `${prefix}{table}`,
-    name: 'table',
+    name: several ? `table (${db.name})` : 'table',
     title: 'One table or view',
     description: 'Columns, indexes, foreign keys and the CREATE statement of one table or view, as JSON.',
     mimeType: 'application/json',

@@ -4,6 +4,7 @@ import type { SqliteConfig } from '../config.js';
 import type { RowsResult } from '../executor.js';
 import { renderTable } from '../result-table.js';
 import { hasPragmaWithArguments } from '../sql-keywords.js';
+import { adviseSqliteIndexes, describeSteps, planSummary, planTree, readSchema } from '../planner.js';
 import { PARAMS, ROWS_OUTPUT, callTimeoutMs, maxRowsArg, requireStatement, statementArguments, statementOf, timeoutArg } from '../tool-schemas.js';
 
 /** The text answer: the table, then one line saying how complete it is. */
@@ -17,6 +18,18 @@ export function rowsText(result: RowsResult, maxRows: number, hardMaxRows: numbe
   else parts.push(`${count} shown; truncated: more rows exist. Add WHERE/LIMIT/aggregates${maxRows < hardMaxRows ? `, or pass maxRows up to ${hardMaxRows}` : ''}.`);
   return parts.join('\n');
 }
+
+const PLAN_STEP = z.object({
+  id: z.number().int(),
+  parent: z.number().int(),
+  detail: z.string(),
+  operation: z.string(),
+  table: z.string().nullable(),
+  index: z.string().nullable(),
+  using: z.string().nullable(),
+});
+
+export { planTree } from '../planner.js';
 
 export function queryTools(config: SqliteConfig): AnyToolDefinition[] {
   const tools: AnyToolDefinition[] = [];
@@ -50,16 +63,64 @@ export function queryTools(config: SqliteConfig): AnyToolDefinition[] {
 
   tools.push(defineTool({
     name: 'explain_query',
-    description: 'Shows how SQLite would run a statement (EXPLAIN QUERY PLAN) as an indented tree, without running it: which indexes it uses and where it scans.',
+    description:
+      'Shows how SQLite would run a statement (EXPLAIN QUERY PLAN) as an indented tree, without running it: each step with the table it reads ' +
+      'and the index it uses (or that it scans every row), then a summary of indexes used and full scans.',
     input: requireStatement(z.object(statementArguments('The statement to explain'))),
-    output: z.object({ plan: z.array(z.object({ id: z.number().int(), parent: z.number().int(), detail: z.string() })) }),
+    output: z.object({ plan: z.array(PLAN_STEP) }),
     annotations: { title: 'Explain a query plan', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args, ctx) => {
       const sql = statementOf(args);
       refusePragmaArguments(sql);
       if (/^\s*explain\b/i.test(sql)) throw ToolError.invalidArgument('Give the statement without EXPLAIN; explain_query adds EXPLAIN QUERY PLAN itself.');
       const { plan } = await db.executors().reader.explain(sql, { timeoutMs: limits.timeoutMs, signal: ctx.signal, label: 'explain_query' });
-      return { text: planTree(plan), structured: { plan } };
+      const steps = describeSteps(plan);
+      return { text: `${planTree(plan)}\n\n${planSummary(steps)}`, structured: { plan: steps } };
+    },
+  }));
+
+  tools.push(defineTool({
+    name: 'recommend_indexes',
+    description:
+      'Recommends indexes for one statement: candidates from the columns it names on the tables its plan scans, each tried by creating it in a ' +
+      'scratch in-memory copy of the schema (with the sqlite_stat1 statistics) and planning again; a greedy search keeps those that remove scans. ' +
+      'Never creates an index in the database (with --allow-write, run the DDL through write_query if you decide to).',
+    input: requireStatement(
+      z.object({
+        ...statementArguments('The statement to tune'),
+        params: PARAMS,
+        max_indexes: z.number().int().min(1).max(10).default(3).describe('At most this many recommendations.'),
+      }),
+    ),
+    output: z.object({
+      recommendations: z.array(z.object({ ddl: z.string(), table: z.string(), columns: z.array(z.string()) })),
+      planBefore: z.array(PLAN_STEP),
+      planAfter: z.array(PLAN_STEP),
+      weightBefore: z.number(),
+      weightAfter: z.number(),
+      candidatesTried: z.number(),
+      skipped: z.array(z.string()),
+    }),
+    annotations: { title: 'Recommend indexes (tried in a scratch copy, nothing created)', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async (args) => {
+      const sql = statementOf(args);
+      refusePragmaArguments(sql);
+      if (/^\s*explain\b/i.test(sql)) throw ToolError.invalidArgument('Give the statement without EXPLAIN.');
+      // Only the scratch copy ever sees the statement, behind EXPLAIN QUERY PLAN (which runs nothing);
+      // prepare() refuses a second statement.
+      const copy = db.catalogQuery(readSchema);
+      const advice = adviseSqliteIndexes(copy, sql, args.params, args.max_indexes);
+      const lines: string[] = [];
+      if (advice.recommendations.length === 0) lines.push('No index would remove a scan from this plan.');
+      else {
+        lines.push('Recommended indexes (tried in a scratch in-memory copy of the schema; none created):', '', '| # | index | table | columns |', '|---|---|---|---|');
+        advice.recommendations.forEach((r, i) => lines.push(`| ${i + 1} | ${r.ddl} | ${r.table} | ${r.columns.join(', ')} |`));
+      }
+      lines.push('', 'Plan now:', planTree(advice.planBefore), planSummary(advice.planBefore));
+      if (advice.recommendations.length) lines.push('', 'Plan with the recommended indexes:', planTree(advice.planAfter), planSummary(advice.planAfter));
+      lines.push('', `Estimated rows read: ${Math.round(advice.weightBefore)} -> ${Math.round(advice.weightAfter)} (SQLite reports no costs: from sqlite_stat1, or its default of 1,000,000 rows a table without statistics); ${advice.candidatesTried} candidates tried.`);
+      if (advice.skipped.length) lines.push(`Not copied into the scratch schema: ${advice.skipped.join('; ')}.`);
+      return { text: lines.join('\n'), structured: advice };
     },
   }));
   return tools;
@@ -71,22 +132,4 @@ function refusePragmaArguments(sql: string): void {
       'Only a bare PRAGMA read (PRAGMA name) is allowed here; for pragmas with arguments use the table-valued form, e.g. SELECT * FROM pragma_table_info(\'t\').',
     );
   }
-}
-
-/** EXPLAIN QUERY PLAN rows (id, parent) as an indented tree. */
-export function planTree(plan: { id: number; parent: number; detail: string }[]): string {
-  if (plan.length === 0) return '(no plan: the statement does not read any table)';
-  const children = new Map<number, typeof plan>();
-  for (const step of plan) children.set(step.parent, [...(children.get(step.parent) ?? []), step]);
-  const lines: string[] = ['QUERY PLAN'];
-  const walk = (parent: number, prefix: string, seen: Set<number>): void => {
-    const kids = children.get(parent) ?? [];
-    kids.forEach((step, i) => {
-      const last = i === kids.length - 1;
-      lines.push(`${prefix}${last ? '`--' : '|--'}${step.detail}`);
-      if (!seen.has(step.id)) walk(step.id, `${prefix}${last ? '   ' : '|  '}`, new Set([...seen, step.id]));
-    });
-  };
-  walk(0, '', new Set([0]));
-  return lines.join('\n');
 }

@@ -78,6 +78,8 @@ function isRows(result: RowsResult | ChangeResult): result is RowsResult {
 
 export function writeTools(config: SqliteConfig): AnyToolDefinition[] {
   const tools: AnyToolDefinition[] = [];
+  // A read-only database has no writers at all (beside writable ones, the tool list still shows them for those).
+  if (!config.database.writable) return tools;
   const limits = config.database.limits;
 
   tools.push(defineTool({
