@@ -90,16 +90,19 @@ describe('OAuth mode of the built bin (--http --auth-issuer --public-url)', () =
   });
 
   it('refuses to start when OAuth mode is misconfigured', async () => {
-    const noPublicUrl = await runToExit(['--http', '--auth-issuer', as.issuer, dir]);
+    // Side by side: each is a process start-up.
+    const [noPublicUrl, mismatch, stdio, both] = await Promise.all([
+      runToExit(['--http', '--auth-issuer', as.issuer, dir]),
+      runToExit(['--http', '--port', '0', '--auth-issuer', `${as.issuer}/`, '--public-url', 'http://127.0.0.1:1/mcp', dir]),
+      runToExit(['--auth-issuer', as.issuer, dir]),
+      runToExit(['--http', '--port', '0', '--auth-token', 'x'.repeat(32), '--auth-issuer', as.issuer, '--public-url', 'http://127.0.0.1:1/mcp', dir]),
+    ]);
     expect(noPublicUrl.code).toBe(2);
     expect(noPublicUrl.stderr).toMatch(/--auth-issuer needs --public-url/);
-    const mismatch = await runToExit(['--http', '--port', '0', '--auth-issuer', `${as.issuer}/`, '--public-url', 'http://127.0.0.1:1/mcp', dir]);
     expect(mismatch.code).toBe(2);
     expect(mismatch.stderr).toMatch(/says its issuer is/);
-    const stdio = await runToExit(['--auth-issuer', as.issuer, dir]);
     expect(stdio.code).toBe(2);
     expect(stdio.stderr).toMatch(/applies only with --http/);
-    const both = await runToExit(['--http', '--port', '0', '--auth-token', 'x'.repeat(32), '--auth-issuer', as.issuer, '--public-url', 'http://127.0.0.1:1/mcp', dir]);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/exclude each other/);
   });
