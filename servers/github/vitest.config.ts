@@ -19,6 +19,7 @@ const SCENARIOS = [
   'test/sanitize.test.ts',
   'test/selection.test.ts',
   'test/tool-catalog.test.ts',
+  'test/upstream-absurd.test.ts',
   'test/upstream-hostile.test.ts',
 ];
 

@@ -6,6 +6,7 @@ import type { GithubConfig } from './config.js';
 import { apiPath, repoOfPath } from './github-errors.js';
 import { sendRequest, type GithubResponse, type SendSettings } from './github-request.js';
 import { RepoAllowlist } from './repo-allowlist.js';
+import { TokenRedactor } from './token-redaction.js';
 
 /** The Octokit handlers call: REST methods and pagination (its requests are sent by github-request.ts). */
 export type GithubApi = Octokit;
@@ -84,6 +85,7 @@ export class GithubClients {
       maxInFlight: this.config.throttle.maxInFlight,
       maxAnswerBytes: this.config.limits.maxAnswerBytes,
       log,
+      redactor: new TokenRedactor([token, this.config.token]),
       refuseHop: (url, from, status) => this.refuseHop(url, from, status),
     };
     api.hook.wrap('request', (_request, options) => this.guard(api, settings, options as HookOptions) as Promise<HookResponse>);

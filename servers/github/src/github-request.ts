@@ -4,6 +4,7 @@ import { GithubHttpFailure, NetworkFailure, SERVICE, apiPath, describeNetworkFai
 import { foreignHopRefusal, storageNote } from './redirect-policy.js';
 import { bucketOf, rateLimitOfAnswer, sleep, spaced, type RateLimitAnswer } from './rate-limits.js';
 import { sanitizeText } from './sanitize.js';
+import type { TokenRedactor } from './token-redaction.js';
 import { sanitizeUpstreamJson } from './upstream-hygiene.js';
 
 /**
@@ -49,6 +50,8 @@ export interface SendSettings {
   /** The largest answer read (limits.maxAnswerBytes): GitHub's largest pages are a few MB. */
   maxAnswerBytes: number;
   log: Logger;
+  /** Removes the tokens the process holds (this one's and the operator's) from what GitHub answers, before anything reads it. */
+  redactor: TokenRedactor;
   /** A refusal when a redirect to `url` must not be followed (the allowlist), undefined to follow it. */
   refuseHop(url: URL, from: URL, status: number): ToolError | undefined;
 }
@@ -210,7 +213,7 @@ async function once(plan: PlannedRequest, settings: SendSettings, path: string |
   const answer: GithubResponse = { status, url: response.url || url.href, headers: responseHeaders, data: '' };
 
   if (status >= 400 || status === 304) {
-    answer.data = await errorBody(response);
+    answer.data = settings.redactor.redactDeep(await errorBody(response, settings.redactor));
     throw new GithubHttpFailure(status, { method: plan.method, url: url.href }, answer);
   }
   if (status === 204 || status === 205 || plan.method === 'HEAD') {
@@ -252,8 +255,8 @@ async function readCapped(response: Response, max: number): Promise<Buffer | und
   return Buffer.concat(chunks);
 }
 
-/** An error answer's body: GitHub's JSON when it is JSON, else its text (cut). */
-async function errorBody(response: Response): Promise<unknown> {
+/** An error answer's body: GitHub's JSON when it is JSON, else its text (cut, after tokens are redacted, so a cut cannot halve one). */
+async function errorBody(response: Response, redactor: TokenRedactor): Promise<unknown> {
   let bytes: Buffer | undefined;
   try {
     bytes = await readCapped(response, MAX_ERROR_BODY_BYTES);
@@ -261,7 +264,7 @@ async function errorBody(response: Response): Promise<unknown> {
     return '';
   }
   if (!bytes) return '';
-  const text = bytes.toString('utf8');
+  const text = redactor.redactText(bytes.toString('utf8'));
   try {
     return sanitizeUpstreamJson(JSON.parse(text) as unknown);
   } catch {
@@ -329,11 +332,11 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
       settings.log.debug(`${what}: malformed JSON (${bytes.length} bytes): ${error instanceof Error ? error.message : String(error)}`);
       throw failure(`malformed JSON (${bytes.length} bytes)`);
     }
-    // Every JSON answer of every tool is cleaned here, once (upstream-hygiene.ts).
-    return sanitizeUpstreamJson(parsed);
+    // Every JSON answer of every tool is cleaned here, once: tokens GitHub echoed, then hidden text.
+    return sanitizeUpstreamJson(settings.redactor.redactDeep(parsed));
   }
   if (type.startsWith('text/') || /charset=utf-8/i.test(response.headers.get('content-type') ?? '') || /\.(?:diff|patch)\b/i.test(accept)) {
-    return bytes.toString('utf8');
+    return settings.redactor.redactText(bytes.toString('utf8'));
   }
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }

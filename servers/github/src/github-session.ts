@@ -20,6 +20,12 @@ export interface GithubCall {
    * it, keeps everything.
    */
   trusted<T>(owner: string, repo: string, items: readonly T[], author: (item: T) => string | null | undefined): Promise<{ items: T[]; hidden: number }>;
+  /**
+   * The tokens this call could expose, out of a text (token-redaction.ts). Every answer passes it on
+   * the way out anyway; a handler that cuts text it read from a stream (log lines) calls it first,
+   * so that a cut cannot leave half a token.
+   */
+  redact(text: string): string;
   /** With --lockdown, refuses content by an untrusted author; `what` names it ("issue #3"). */
   requireTrusted(owner: string, repo: string, login: string | null | undefined, what: string): Promise<void>;
 }
@@ -76,7 +82,9 @@ export class GithubSession {
     const deadline = AbortSignal.timeout(budgetMs);
     const signal = AbortSignal.any([ctx.signal, deadline]);
     const lockdown = this.lockdown;
+    const redactor = this.redactorFor(ctx);
     const call: GithubCall = {
+      redact: (text) => redactor.redactText(text),
       api,
       config: this.config,
       ctx,
@@ -94,7 +102,6 @@ export class GithubSession {
     // Whatever the call returns or fails with passes the token redactor on its way out, so no
     // answer, note or error of any tool, resource, prompt or completion carries a token, however
     // GitHub echoed it (token-redaction.ts).
-    const redactor = this.redactorFor(ctx);
     try {
       const result = await runWithSignal(signal, () => fn(call), notes);
       if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));

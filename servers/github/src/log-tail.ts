@@ -7,17 +7,19 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@
 /** The timestamp GitHub puts in front of every log line. */
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z /;
 
-function cleanLine(line: string): string {
-  const clean = stripInvisible(line.replace(ANSI, '').replace(TIMESTAMP, '').replace(/\r$/, ''));
+function cleanLine(line: string, redact: (text: string) => string): string {
+  // Tokens out before the cut below, which could otherwise leave half of one.
+  const clean = redact(stripInvisible(line.replace(ANSI, '').replace(TIMESTAMP, '').replace(/\r$/, '')));
   return clean.length > MAX_LINE_CHARS ? `${clean.slice(0, MAX_LINE_CHARS)} [line truncated]` : clean;
 }
 
 /**
  * The last `count` lines of a log, read as a stream so memory stays bounded whatever the log's
  * size. Escape sequences and invisible characters are removed (a log is output of code others
- * wrote); nothing else is changed.
+ * wrote), and `redact` (GithubCall.redact: the tokens the server holds) runs on each line before
+ * a long line is cut; nothing else is changed.
  */
-export async function tailLines(body: ReadableStream<Uint8Array> | string | null, count: number): Promise<{ lines: string[]; total: number }> {
+export async function tailLines(body: ReadableStream<Uint8Array> | string | null, count: number, redact: (text: string) => string = (text) => text): Promise<{ lines: string[]; total: number }> {
   const kept: string[] = [];
   let total = 0;
   const push = (line: string): void => {
@@ -39,5 +41,5 @@ export async function tailLines(body: ReadableStream<Uint8Array> | string | null
   }
   pending += decoder.decode();
   if (pending !== '') push(pending);
-  return { lines: kept.map(cleanLine), total };
+  return { lines: kept.map((line) => cleanLine(line, redact)), total };
 }

@@ -15,6 +15,9 @@ import { REDACTED } from '@suite/shared';
  *
  * What matches is replaced by `[redacted]`. A binary blob (base64 of bytes) is decoded, redacted
  * as bytes and encoded again, so it stays valid.
+ *
+ * It runs twice: on every answer as GitHub sent it (github-request.ts, before any handler could cut
+ * a token in half by capping a text), and on everything a call returns (GithubSession.run).
  */
 
 const ESCAPES_ALLOWED_BETWEEN = '(?:\\p{Default_Ignorable_Code_Point})*';
@@ -123,9 +126,14 @@ export class TokenRedactor {
     return this.walk(value, undefined) as T;
   }
 
-  private walk(value: unknown, key: string | undefined): unknown {
+  private walk(value: unknown, key: string | undefined, holder?: Record<string, unknown>): unknown {
     if (typeof value === 'string') {
-      if (key === 'blob') return this.redactBytes(Buffer.from(value, 'base64')).toString('base64');
+      // A resource's blob, and GitHub's base64 file content (contents and blobs APIs): redacted as the bytes they encode.
+      if (key === 'blob' || (key === 'content' && holder?.encoding === 'base64')) {
+        const bytes = Buffer.from(value, 'base64');
+        const redacted = this.redactBytes(bytes);
+        return redacted === bytes ? value : redacted.toString('base64');
+      }
       return this.redactText(value);
     }
     if (Array.isArray(value)) {
@@ -142,7 +150,7 @@ export class TokenRedactor {
       let changed = false;
       const out: Record<string, unknown> = {};
       for (const [name, item] of Object.entries(value)) {
-        const next = this.walk(item, name);
+        const next = this.walk(item, name, value as Record<string, unknown>);
         if (next !== item) changed = true;
         out[name] = next;
       }

@@ -9,8 +9,8 @@ import { BIN, TOKENS, binEnv, startWorld, testConfig, type World } from './helpe
 /**
  * What a GitHub answering absurd values cannot make the server do (issue 28): follow a redirect
  * to another host, lock a token out with a limit from the year 3000, pass JSON or a web page off
- * as a diff, offer pages that do not exist, or read `..` as a sha. In-process (the request layer
- * is the same over every transport); the command-line check runs the built bin.
+ * as a diff, offer pages that do not exist, or read `..` as a sha. A scenario file: in process,
+ * over stdio and over HTTP of the built bin; the command-line check spawns the bin itself.
  */
 
 let world: World;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/test-kit';
 import { echoCredentials, hiddenLeft, nullFields, poisonStrings, tokenExposures } from './fake-github/hostile.js';
+import { DEFAULT_LIMITS } from '../src/server.js';
 import { TOKENS, startWorld, type World } from './helpers.js';
 
 /**
@@ -140,6 +141,25 @@ describe('a GitHub that echoes the credential back', () => {
     });
     const out = await session.callTool('get_issue', { ...repo, issue_number: 2 });
     expect(tokenExposures(JSON.stringify(out.content), TOKENS.bob)).toEqual([]);
+  });
+});
+
+describe('a token where a cap would cut it', () => {
+  /** Any 8 characters in a row of the token: what half a token would show. */
+  const pieces = (token: string): string[] => Array.from({ length: token.length - 7 }, (_, i) => token.slice(i, i + 8));
+
+  it('a diff or a log line capped in the middle of an echoed token shows no piece of it', async () => {
+    const session = await world.connect({ token: TOKENS.bob });
+    const diffChars = DEFAULT_LIMITS.maxDiffChars;
+    world.fake.upstream.fault({ path: '/repos/acme/widgets/pulls/3', response: { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `diff --git a/x b/x\n+${'x'.repeat(diffChars - 30)}${TOKENS.bob}${'y'.repeat(100)}\n` } });
+    const diff = await session.callTool('get_pull_request_diff', { ...repo, pull_number: 3 });
+    expect(diff.text).toContain('[truncated:');
+    world.fake.storage.fault({ path: /job-logs/, response: { status: 200, body: `${'z'.repeat(1990)}${TOKENS.bob}${'w'.repeat(50)}\n` } });
+    const log = await session.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, job_id: 502 });
+    expect(log.text).toContain('[line truncated]');
+    for (const text of [diff.text, log.text]) {
+      expect(pieces(TOKENS.bob).filter((piece) => text.includes(piece))).toEqual([]);
+    }
   });
 });
 

@@ -49,7 +49,7 @@ export const getWorkflowRunLogs = githubTool({
   aliases: { failedOnly: 'failed_only', tailLines: 'tail_lines' },
   annotations: { title: 'Get run logs', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Actions: read',
-  run: async ({ owner, repo, run_id, job_id, failed_only: failedOnly = true, tail_lines: requested }, { api, config }) => {
+  run: async ({ owner, repo, run_id, job_id, failed_only: failedOnly = true, tail_lines: requested }, { api, config, redact }) => {
     const lines = Math.min(requested ?? config.limits.logTailLines, config.limits.maxLogTailLines);
     let jobs: { id: number; name: string; state: string }[];
     let note = '';
@@ -72,7 +72,7 @@ export const getWorkflowRunLogs = githubTool({
     const sections: string[] = [];
     for (const job of jobs) {
       const { data } = await api.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo, job_id: job.id, request: { parseSuccessResponseBody: false } });
-      const tail = await tailLines(data as unknown as ReadableStream<Uint8Array> | string, lines);
+      const tail = await tailLines(data as unknown as ReadableStream<Uint8Array> | string, lines, redact);
       sections.push(`== job ${job.id} ${job.name} (${job.state}): last ${tail.lines.length} of ${tail.total} lines\n${tail.lines.join('\n')}`);
     }
     return `Logs of workflow run ${run_id} in ${fullName(owner, repo)}:\n${sections.join('\n\n')}${note}`;
