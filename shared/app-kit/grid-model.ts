@@ -5,6 +5,7 @@
  * values (SQLite BLOBs as { $blob }, PostgreSQL bytea as base64 text in a column typed bytea).
  */
 import { resultText, type HostConnection, type ToolResult } from './rpc.js';
+import { planOf, type PlanTreeNode } from './plan-model.js';
 
 export type Cell = string | number | boolean | null | { $blob: string } | Cell[] | { [key: string]: unknown };
 
@@ -94,6 +95,8 @@ export interface GridState {
   sort: { column: number; descending: boolean } | undefined;
   loading: boolean;
   error: string | undefined;
+  /** When the result is a query plan: the plan as a tree, shown instead of rows. */
+  plan: PlanTreeNode[] | undefined;
 }
 
 type Rows = { columns: (string | Column)[]; rows: Cell[][]; rowCount: number; truncated: boolean };
@@ -101,7 +104,7 @@ type Rows = { columns: (string | Column)[]; rows: Cell[][]; rowCount: number; tr
 const columnsOf = (columns: (string | Column)[]): Column[] => columns.map((c) => (typeof c === 'string' ? { name: c } : c));
 
 export class GridController {
-  state: GridState = { columns: [], rows: [], more: false, sort: undefined, loading: false, error: undefined };
+  state: GridState = { columns: [], rows: [], more: false, sort: undefined, loading: false, error: undefined, plan: undefined };
   private args: Record<string, unknown> = {};
   private readonly listeners: (() => void)[] = [];
 
@@ -121,9 +124,11 @@ export class GridController {
 
   showResult(result: ToolResult): void {
     const s = result.structuredContent as Rows | undefined;
-    if (result.isError || !s) return this.set({ error: resultText(result) || 'The query gave no rows to show.' });
-    if (!Array.isArray(s.columns) || !Array.isArray(s.rows)) return this.set({ error: 'The result has no rows to show.' });
-    this.set({ columns: columnsOf(s.columns), rows: s.rows, more: s.truncated, sort: undefined, error: undefined });
+    if (result.isError || !s) return this.set({ error: resultText(result) || 'The query gave no rows to show.', plan: undefined });
+    const plan = planOf(s);
+    if (plan) return this.set({ plan, columns: [], rows: [], more: false, sort: undefined, error: undefined });
+    if (!Array.isArray(s.columns) || !Array.isArray(s.rows)) return this.set({ error: 'The result has no rows to show.', plan: undefined });
+    this.set({ columns: columnsOf(s.columns), rows: s.rows, more: s.truncated, sort: undefined, error: undefined, plan: undefined });
   }
 
   /** The rows after those loaded, within the server's row and byte caps. */

@@ -10,6 +10,7 @@ import './grid.css';
 import { applyTheme, h, replace, reportSize, windowPort } from './dom.js';
 import { HostConnection } from './rpc.js';
 import { GridController, cellView, type Cell, type Column, type GridOptions } from './grid-model.js';
+import type { PlanTreeNode } from './plan-model.js';
 
 export function mountGrid(app: { name: string }, options: GridOptions): void {
   const host = new HostConnection(windowPort());
@@ -25,7 +26,27 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
   const table = h('table', { class: 'grid k-mono', attrs: { 'aria-label': 'Query result' } }, head, body);
   // Focusable, so that the arrow keys, Page Up/Down, Home and End scroll the rows from the keyboard.
   const scroller = h('div', { class: 'scroll', attrs: { tabindex: 0, 'aria-label': 'Rows' } }, table);
-  replace(document.getElementById('app')!, h('div', { class: 'k-bar' }, status, more), scroller);
+  // A query plan shows as a tree instead of rows: each step, the index it uses, its cost and conditions.
+  const planView = h('div', { class: 'plan scroll', attrs: { role: 'tree', 'aria-label': 'Query plan', tabindex: 0 } });
+  planView.hidden = true;
+  replace(document.getElementById('app')!, h('div', { class: 'k-bar' }, status, more), scroller, planView);
+  planView.addEventListener('click', (event) => {
+    const label = (event.target as HTMLElement).closest('.step');
+    const item = label?.parentElement;
+    if (!item || item.getAttribute('aria-expanded') === null) return;
+    item.setAttribute('aria-expanded', String(item.getAttribute('aria-expanded') !== 'true'));
+  });
+  let shownPlan: PlanTreeNode[] | undefined;
+  function renderPlan(nodes: PlanTreeNode[]): void {
+    const item = (node: PlanTreeNode, level: number): HTMLLIElement => {
+      const label = h('div', { class: 'step' }, h('span', { class: 'label' }, node.label), node.index ? h('span', { class: 'index', attrs: { title: 'index used' } }, node.index) : null);
+      const details = node.details.length ? h('div', { class: 'details k-note' }, ...node.details.map((d) => h('div', {}, d))) : null;
+      const li = h('li', { attrs: { role: 'treeitem', 'aria-level': level, ...(node.children.length ? { 'aria-expanded': 'true' } : {}) } }, label, details);
+      if (node.children.length) li.appendChild(h('ul', { attrs: { role: 'group' } }, ...node.children.map((child) => item(child, level + 1))));
+      return li;
+    };
+    replace(planView, h('ul', {}, ...nodes.map((node) => item(node, 1))));
+  }
 
   // Long text and JSON open and close in place (Enter or a click).
   body.addEventListener('click', (event) => toggle((event.target as HTMLElement).closest('td')));
@@ -51,6 +72,20 @@ export function mountGrid(app: { name: string }, options: GridOptions): void {
   let shownRows: Cell[][] | undefined;
   grid.onChange(() => {
     const s = grid.state;
+    planView.hidden = s.plan === undefined;
+    scroller.hidden = s.plan !== undefined;
+    if (s.plan !== shownPlan) {
+      shownPlan = s.plan;
+      if (s.plan) {
+        renderPlan(s.plan);
+        status.textContent = 'Query plan';
+        status.className = 'k-note';
+        more.hidden = true;
+        markRendered();
+        return;
+      }
+    }
+    if (s.plan) return;
     status.textContent = [s.error, `${s.rows.length} row${s.rows.length === 1 ? '' : 's'}${s.more ? ', more available' : ''}`, s.loading ? 'loading…' : ''].filter(Boolean).join(' · ');
     status.className = s.error ? 'k-error' : 'k-note';
     more.hidden = !s.more;

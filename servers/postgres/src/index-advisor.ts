@@ -200,6 +200,11 @@ function indexName(relation: Relation, columns: string[]): string {
 }
 
 async function explainCost(tx: Transaction, planned: Planned): Promise<{ cost: number; plan: PlanNode }> {
+  if (planned.prepared) {
+    // A prepared statement keeps its generic plan, and a hypothetical index does not invalidate it: prepare afresh.
+    await tx.rows(`DEALLOCATE ${planned.prepared.name}`);
+    await tx.bounded(`PREPARE ${planned.prepared.name} AS ${planned.query.sql}`, []);
+  }
   const sql = planned.prepared
     ? `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE ${planned.prepared.name}(${Array.from({ length: planned.prepared.params }, () => 'NULL').join(', ')})`
     : `EXPLAIN (FORMAT JSON, VERBOSE) ${planned.query.sql}`;

@@ -48,7 +48,8 @@ const tools = toolList<PostgresConfig>([
   gridPageTools,
   withApps(schemaTools, { list_tables: SCHEMA_VIEW_URI, describe_table: SCHEMA_VIEW_URI }),
   schemaPageTools,
-  explainTools,
+  // A plan shows in the result grid as a tree.
+  withApps(explainTools, { explain_query: GRID_URI }),
   recommendIndexTools,
   healthTools,
   executeTools,

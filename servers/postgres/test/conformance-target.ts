@@ -24,6 +24,8 @@ export const target: ConformanceTarget = {
     });
     await withClient(db.adminUrl, async (c) => {
       await c.query('CREATE TABLE bulk (n int, pad text)');
+      // explain_query's hypothetical_indexes and recommend_indexes get fuzzed too, not only their missing-extension error.
+      await c.query('CREATE EXTENSION hypopg');
       for (const schema of ['public', '"Sales Data"']) {
         await c.query(`GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${writer}`);
         await c.query(`GRANT ALL ON ALL TABLES IN SCHEMA ${schema} TO ${writer}`);

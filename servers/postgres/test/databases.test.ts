@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectInProcess, spawnServer, type TestSession } from '@suite/test-kit';
 import type { PostgresConfig } from '../src/config.js';
@@ -13,16 +14,17 @@ const marker = (name: string): string => `CREATE TABLE whoami (name text); INSER
 let alpha: TestDatabase;
 let beta: TestDatabase;
 let session: TestSession;
+let configs: Map<string, PostgresConfig>;
 let closeAll: () => Promise<void>;
 
 beforeAll(async () => {
   [alpha, beta] = await Promise.all([createTestDatabase(marker('alpha')), createTestDatabase(marker('beta'))]);
   const a = makeConfig(alpha.adminUrl, { allowWrite: true });
   const b = makeConfig(beta.roleUrl);
-  const databases = new Map<string, PostgresConfig>([
+  const databases = (configs = new Map<string, PostgresConfig>([
     ['alpha', a.config],
     ['beta', b.config],
-  ]);
+  ]));
   for (const [name, config] of databases) Object.assign(config, { name, databases });
   session = await connectInProcess(buildServer(a.config, { changes: a.changes }));
   closeAll = async () => {
@@ -89,6 +91,33 @@ describe('several PostgreSQL databases', () => {
     }
     const read = await session.client.readResource({ uri: `postgres://127.0.0.1:5432/${beta.name}/tables/public/whoami/schema` });
     expect(JSON.stringify(read.contents)).toMatch(/whoami/);
+  });
+
+  it('each database LISTENs on its own connection: a NOTIFY in one reaches only its channel resource', async () => {
+    const uri = (db: TestDatabase): string => `postgres://127.0.0.1:5432/${db.name}/channel/events`;
+    await session.client.subscribeResource({ uri: uri(beta) });
+    expect(configs.get('beta')!.listener.isListening('events')).toBe(true);
+    expect(configs.get('alpha')!.listener.isListening('events')).toBe(false);
+    const updated = session.waitFor('notifications/resources/updated', (n) => n.params?.uri === uri(beta), 10_000);
+    await withClient(alpha.adminUrl, (c) => c.query("SELECT pg_notify('events', 'from alpha')"));
+    await withClient(beta.adminUrl, (c) => c.query("SELECT pg_notify('events', 'from beta')"));
+    await updated;
+    const body = JSON.parse((await session.readResource(uri(beta))).text) as { notifications: { payload: string }[] };
+    expect(body.notifications.map((n) => n.payload)).toEqual(['from beta']);
+    await session.client.unsubscribeResource({ uri: uri(beta) });
+  });
+
+  it('start-up refuses a malformed --database, an unknown --read-only-database and one database under two names', () => {
+    const run = (args: string[]): { status: number | null; stderr: string } => {
+      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input: '', timeout: 30_000, env: { ...process.env, DATABASE_URL: '' } });
+      return { status: r.status, stderr: r.stderr };
+    };
+    expect(run(['--database', 'no-equals-sign'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--database takes NAME=URL/) });
+    expect(run(['--database', `a=${beta.roleUrl}`, '--read-only-database', 'b'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--read-only-database b: no database has that name \(configured: a\)/) });
+    const twice = run(['--database', `a=${beta.roleUrl}`, '--database', `b=${beta.roleUrl}`]);
+    expect(twice.status).not.toBe(0);
+    expect(twice.stderr).toMatch(/--database b and a are the same database/);
+    expect(twice.stderr).not.toContain(beta.rolePassword);
   });
 
   it('over stdio of the built bin: --database NAME=URL and --read-only-database', async () => {

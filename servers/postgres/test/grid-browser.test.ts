@@ -23,14 +23,14 @@ describe('the result grid in Chromium (PostgreSQL): a sandboxed frame on a secon
     browser = host = fx = undefined;
   });
 
-  async function open(n: number, maxRows: number, sql: string, theme: 'light' | 'dark'): Promise<{ result: Rows; app: ReturnType<AppBrowser['app']> }> {
+  async function open(n: number, maxRows: number, sql: string, theme: 'light' | 'dark', tool = 'query'): Promise<{ result: Rows; app: ReturnType<AppBrowser['app']> }> {
     fx = await gridDatabase(n, maxRows);
     const config = fx.config;
     host = await startAppServer(() => buildServer(config));
     const html = ((await host.client.readResource({ uri: 'ui://postgres/grid.html' })).contents[0] as { text: string }).text;
     browser = await openAppInBrowser({ html, client: host.client, theme });
     const args = { sql };
-    const result = await host.client.callTool({ name: 'query', arguments: args });
+    const result = await host.client.callTool({ name: tool, arguments: args });
     await browser.showToolResult(args, result);
     const app = browser.app();
     await app.waitForSelector('body[data-rendered=true]');
@@ -64,6 +64,33 @@ describe('the result grid in Chromium (PostgreSQL): a sandboxed frame on a secon
       await browser!.page.screenshot({ path: path.join(SHOTS, `grid-${theme}.png`) });
     });
   }
+
+  it('a plan shows as a tree, with the index each step uses: explain_query, and EXPLAIN (FORMAT JSON) through query', async () => {
+    const sql = 'SELECT o.id FROM orders o ORDER BY o.id DESC LIMIT 1';
+    const { app } = await open(200, 1000, sql, 'light', 'explain_query');
+    const tree = async (): Promise<{ labels: string[]; levels: string[]; indexes: string[]; tableShown: boolean }> =>
+      app.evaluate(() => ({
+        labels: [...document.querySelectorAll('[role=treeitem] > .step .label')].map((e) => e.textContent ?? ''),
+        levels: [...document.querySelectorAll('[role=treeitem]')].map((e) => e.getAttribute('aria-level') ?? ''),
+        indexes: [...document.querySelectorAll('[role=treeitem] > .step .index')].map((e) => e.textContent ?? ''),
+        tableShown: !(document.querySelector('.scroll:not(.plan)') as HTMLElement).hidden,
+      }));
+    const shown = await tree();
+    expect(shown.labels[0]).toBe('Limit');
+    expect(shown.labels[1]).toMatch(/^Index (Only )?Scan( Backward)? using orders_pkey on orders o$/);
+    expect(shown.levels).toEqual(['1', '2']);
+    expect(shown.indexes).toEqual(['orders_pkey']);
+    expect(shown.tableShown).toBe(false);
+    // A click folds a step's children away, and unfolds them again.
+    await app.click('[role=treeitem][aria-level="1"] > .step');
+    expect(await app.getAttribute('[role=treeitem][aria-level="1"]', 'aria-expanded')).toBe('false');
+    // The same plan as a query's single JSON cell.
+    const args = { sql: `EXPLAIN (FORMAT JSON) ${sql}` };
+    await browser!.showToolResult(args, await host!.client.callTool({ name: 'query', arguments: args }));
+    await app.waitForFunction(() => document.querySelector('[role=treeitem][aria-level="1"]')?.getAttribute('aria-expanded') === 'true');
+    expect((await tree()).labels).toEqual(shown.labels);
+    expect(await browser!.incidents()).toEqual([]);
+  });
 
   it('a 10,000-row result is whole within 300 ms of its arrival (scrollable to the last row, sortable), and more rows load through grid_read_page', async () => {
     const { result, app } = await open(10_000, 10_000, 'SELECT id, total, paid, at FROM orders ORDER BY id', 'light');

@@ -166,12 +166,14 @@ describe('recommend_indexes', () => {
   });
 
   it('advises a workload: a size budget too small for any index recommends none; queries that cannot be planned are reported', async () => {
-    const queries = ['SELECT * FROM events WHERE kind = 5 AND at > now() - interval \'1 day\'', 'SELECT count(*) FROM events WHERE account_id = 7', 'SELECT * FROM no_such_table'];
+    // The second as pg_stat_statements records statements: $n without values, planned generically.
+    const queries = ['SELECT * FROM events WHERE kind = 5 AND at > now() - interval \'1 day\'', 'SELECT count(*) FROM events WHERE account_id = $1', 'SELECT * FROM no_such_table'];
     const r = await session.callTool('recommend_indexes', { queries });
     expect(r.isError, r.text).toBe(false);
     const s = r.structured as { recommendations: { columns: string[]; queriesHelped: number[] }[]; queries: { error?: string }[] };
     expect(s.recommendations.map((x) => x.columns[0])).toEqual(expect.arrayContaining(['account_id']));
     expect(s.queries[2]!.error).toMatch(/no_such_table/);
+    expect(s.recommendations.find((x) => x.columns[0] === 'account_id')!.queriesHelped).toEqual([2]);
     const tight = await session.callTool('recommend_indexes', { queries, max_size_mb: 0.01 });
     expect(tight.isError, tight.text).toBe(false);
     expect((tight.structured as { recommendations: unknown[] }).recommendations).toEqual([]);

@@ -44,7 +44,8 @@ const schemaView = schemaViewResource();
 // out the writers. read_query's results come with the result grid, the schema tools' with the schema view (hosts
 // without apps ignore them: the text answer is the same).
 const tools = toolList<SqliteConfig>([
-  withApps(queryTools, { read_query: GRID_URI }),
+  // explain_query's plan shows in the result grid as a tree.
+  withApps(queryTools, { read_query: GRID_URI, explain_query: GRID_URI }),
   gridPageTools,
   withApps(schemaTools, { list_tables: SCHEMA_VIEW_URI, describe_table: SCHEMA_VIEW_URI }),
   schemaPageTools,

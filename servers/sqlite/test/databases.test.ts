@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectInProcess, spawnServer, type TestSession } from '@suite/test-kit';
 import Database from '../src/sqlite-addon.js';
@@ -75,6 +76,16 @@ describe('several SQLite databases', () => {
     expect(resources.map((x) => x.uri)).toEqual(expect.arrayContaining(['sqlite://sales/schema', 'sqlite://hr/schema']));
     const hr = await session.client.readResource({ uri: 'sqlite://hr/schema' });
     expect(JSON.stringify(hr.contents)).toMatch(/whoami/);
+  });
+
+  it('start-up refuses a malformed --database, a name given twice and an unknown --read-only-database', () => {
+    const run = (args: string[]): { status: number | null; stderr: string } => {
+      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input: '', timeout: 30_000 });
+      return { status: r.status, stderr: r.stderr };
+    };
+    expect(run(['--database', files[0]!.file])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--database takes NAME=PATH/) });
+    expect(run(['--database', `a=${files[0]!.file}`, '--database', `a=${files[1]!.file}`])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--database a: the name is given twice/) });
+    expect(run(['--database', `a=${files[0]!.file}`, '--read-only-database', 'b'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--read-only-database b: no database has that name \(configured: a\)/) });
   });
 
   it('over stdio of the built bin: --database NAME=PATH and --read-only-database', async () => {

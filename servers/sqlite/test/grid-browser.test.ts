@@ -29,13 +29,13 @@ describe('the result grid in Chromium: a sandboxed frame on a second origin, the
     browser = host = db = undefined;
   });
 
-  async function open(n: number, args: Record<string, unknown>, theme: 'light' | 'dark', variables?: Record<string, string>): Promise<{ result: Rows; app: ReturnType<AppBrowser['app']> }> {
+  async function open(n: number, args: Record<string, unknown>, theme: 'light' | 'dark', variables?: Record<string, string>, tool = 'read_query'): Promise<{ result: Rows; app: ReturnType<AppBrowser['app']> }> {
     db = await gridDatabase(n);
     const database = db.database;
     host = await startAppServer(() => buildServer({ database }));
     const html = ((await host.client.readResource({ uri: 'ui://sqlite/grid.html' })).contents[0] as { text: string }).text;
     browser = await openAppInBrowser({ html, client: host.client, theme, ...(variables ? { variables } : {}) });
-    const result = await host.client.callTool({ name: 'read_query', arguments: args });
+    const result = await host.client.callTool({ name: tool, arguments: args });
     await browser.showToolResult(args, result);
     const app = browser.app();
     await app.waitForSelector('body[data-rendered=true]');
@@ -91,6 +91,20 @@ describe('the result grid in Chromium: a sandboxed frame on a second origin, the
       ]);
     });
   }
+
+  it('a plan shows as a tree, with the index each step uses: explain_query, and EXPLAIN QUERY PLAN through read_query', async () => {
+    const query = 'SELECT c.name, o.total FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.total > 5 ORDER BY o.total';
+    const { app } = await open(50, { query }, 'dark', undefined, 'explain_query');
+    const labels = async (): Promise<string[]> => app.$$eval('[role=treeitem] > .step .label', (els) => els.map((e) => e.textContent ?? ''));
+    const shown = await labels();
+    expect(shown).toEqual(expect.arrayContaining(['SCAN o', 'SEARCH c USING INTEGER PRIMARY KEY (rowid=?)', 'USE TEMP B-TREE FOR ORDER BY']));
+    expect(await app.$eval('.scroll:not(.plan)', (e) => (e as HTMLElement).hidden)).toBe(true);
+    const args = { query: `EXPLAIN QUERY PLAN ${query}` };
+    await browser!.showToolResult(args, await host!.client.callTool({ name: 'read_query', arguments: args }));
+    await app.waitForFunction(() => document.querySelectorAll('[role=treeitem]').length > 0 && document.querySelector('.k-note')?.textContent === 'Query plan');
+    expect(await labels()).toEqual(shown);
+    expect(await browser!.incidents()).toEqual([]);
+  });
 
   it('sorts by a column, resizes one from the keyboard, and loads more rows through grid_read_page', async () => {
     const { app } = await open(1200, { query: 'SELECT id, total, note FROM orders ORDER BY id' }, 'light');
