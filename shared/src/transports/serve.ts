@@ -43,11 +43,17 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
   const transport = new StdioTransport(options);
   let current: SuiteServer | undefined;
   let era: 'modern' | 'legacy' | undefined;
-  // A listen request may open the connection (a client that probed the era elsewhere), before the
-  // SDK has built the instance: the server is built here then, and the SDK's factory takes it.
-  let early: Promise<SuiteServer> | undefined;
+  // A listen request may open the connection (a 2026-07-28 client sends nothing before its first
+  // request), before the SDK has built the instance: the server and its 2026-07-28 instance are
+  // built here then (its sources follow as that era's do), and the SDK's factory takes them.
+  type Built = { server: SuiteServer; instance: ReturnType<SuiteServer['instance']> };
+  let early: Promise<Built> | undefined;
   const build = (): Promise<SuiteServer> => Promise.resolve(factory({ id: randomUUID(), transport: 'stdio' }));
-  const serverForListen = (): Promise<SuiteServer> => (current ? Promise.resolve(current) : (early ??= build()));
+  const serverForListen = async (): Promise<SuiteServer> => {
+    if (current) return current;
+    early ??= build().then((server) => ({ server, instance: server.instance('modern') }));
+    return (await early).server;
+  };
   // Listen streams by request id: what each follows, so that cancelling one (or the SDK refusing it) releases it.
   const listens = new Map<string | number, Promise<{ server: SuiteServer; uris: string[] }>>();
   const release = (id: string | number): void => {
@@ -83,7 +89,16 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
     async ({ era: pinned }) => {
       const taken = early;
       early = undefined;
-      const server = await (taken ?? build());
+      if (taken) {
+        const built = await taken;
+        if (pinned === 'modern') {
+          current = built.server;
+          era = pinned;
+          return built.instance;
+        }
+        await built.server.close();
+      }
+      const server = await build();
       current = server;
       era = pinned;
       return server.instance(pinned);
@@ -97,7 +112,7 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
       await current?.close();
       const orphan = early;
       early = undefined;
-      if (orphan) await (await orphan).close();
+      if (orphan) await (await orphan).server.close();
     },
   };
 }
