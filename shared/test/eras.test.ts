@@ -67,6 +67,8 @@ function erasServer(dir: string, changes: ChangeHub): SuiteServer {
     read: async () => ({ uri: 'probe://watched', mimeType: 'text/plain', text: 'x' }),
     subscribe: async () => ({ path: file }),
   });
+  // Names nothing to follow: subscribing to it would promise changes that are never told.
+  server.resource({ uri: 'probe://static', name: 'static', mimeType: 'text/plain', read: async () => ({ uri: 'probe://static', mimeType: 'text/plain', text: 's' }) });
   return server;
 }
 
@@ -294,7 +296,7 @@ describe('both protocol eras from one factory', () => {
   it('delivers a change made right after the acknowledgement (HTTP listen) or the subscribe answer (in-process 2025), every time', async () => {
     const url = await start();
     const file = path.join(dir, 'watched.txt');
-    const followed = { uri: 'probe://watched', change: async (round: number) => writeFileSync(file, `round ${round}`), refused: ['probe://nothing', 'nothing://at/all'] };
+    const followed = { uri: 'probe://watched', change: async (round: number) => writeFileSync(file, `round ${round}`), refused: ['probe://nothing', 'probe://static', 'nothing://at/all'] };
     const modern = modernClient();
     clients.push(modern);
     await modern.connect(new StreamableHTTPClientTransport(url));

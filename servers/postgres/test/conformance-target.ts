@@ -43,7 +43,7 @@ export const target: ConformanceTarget = {
         uri: `${base}/channel/eras_followed`,
         // Another session NOTIFYs, as an application beside the server would.
         change: (round) => withClient(db.adminUrl, (c) => c.query('SELECT pg_notify($1, $2)', ['eras_followed', `round ${round}`])).then(() => undefined),
-        refused: [`${base}/channel/${'x'.repeat(70)}`, 'nothing://at/all'],
+        refused: [`${base}/channel/${'x'.repeat(70)}`, `${base}/tables/public/bulk/schema`, 'nothing://at/all'],
       },
       allowedPaths: [],
       secrets: [password],

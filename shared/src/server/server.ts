@@ -24,7 +24,7 @@ import { ToolError, UsageError } from '../core/errors.js';
 import { legacyClientFeatures, modernClientFeatures } from './client-requests.js';
 import { InputLedger, InputNeeded, processRequestStateSeal, type RequestStateSeal } from './input-requests.js';
 import { LOG_LEVELS, Logger, isLogLevel, newErrorId, type LogLevel } from '../core/logging.js';
-import { LIST_ROOTS_RESULT, decodeVariable, installHandlers, type AnyTool, type HandlerHost, type RegisteredTemplate } from './handlers.js';
+import { LIST_ROOTS_RESULT, decodeVariable, installHandlers, notFollowed, type AnyTool, type HandlerHost, type RegisteredTemplate } from './handlers.js';
 import { PathGuard, noRootsMessage } from '../files/paths.js';
 import { CancelledError, ProgressReporter } from '../core/progress.js';
 import { ProtocolError } from './protocol-errors.js';
@@ -413,6 +413,10 @@ export class SuiteServer {
       const found = resource ? undefined : this.matchTemplate(uri);
       if (!resource && !found) {
         this.log.warning('a listen stream names a resource this server does not have', { uri });
+        continue;
+      }
+      if (!(resource ?? found!.template.def).subscribe) {
+        this.log.warning(notFollowed(uri));
         continue;
       }
       const context = this.backgroundContext();
