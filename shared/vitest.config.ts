@@ -13,6 +13,7 @@ export default defineConfig({
       { find: /^@suite\/test-kit$/, replacement: here('../test-kit/src/testing.ts') },
       { find: /^@suite\/test-kit\/replicas$/, replacement: here('../test-kit/src/replicas.ts') },
       { find: /^@suite\/test-kit\/oauth$/, replacement: here('../test-kit/src/authorization-server.ts') },
+      { find: /^@suite\/test-kit\/eras$/, replacement: here('../test-kit/src/eras.ts') },
       { find: /^@suite\/shared$/, replacement: here('src/index.ts') },
     ],
   },

@@ -10,8 +10,22 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as StreamableV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ChangeHub, Logger, RequestStateSeal, SuiteServer, serveHttp, type RunningHttp } from '../src/index.js';
 import { probeServer } from './fixtures/probe-server.js';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
+import { expectChangeAfterAck, expectRefusedNotFollowed } from '@suite/test-kit/eras';
 
 const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+  'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+};
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** A JSON-RPC answer from an HTTP body, plain JSON or one SSE event. */
+async function answerOf(response: Response): Promise<{ id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } }> {
+  const text = await response.text();
+  return JSON.parse(text.startsWith('{') ? text : /data: (.*)/.exec(text)![1]!) as never;
+}
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 /** The probe server plus a tool that samples and a file resource that can be followed. */
@@ -53,6 +67,8 @@ function erasServer(dir: string, changes: ChangeHub): SuiteServer {
     read: async () => ({ uri: 'probe://watched', mimeType: 'text/plain', text: 'x' }),
     subscribe: async () => ({ path: file }),
   });
+  // Names nothing to follow: subscribing to it would promise changes that are never told.
+  server.resource({ uri: 'probe://static', name: 'static', mimeType: 'text/plain', read: async () => ({ uri: 'probe://static', mimeType: 'text/plain', text: 's' }) });
   return server;
 }
 
@@ -275,6 +291,111 @@ describe('both protocol eras from one factory', () => {
     expect(await call({ q: 'other' }, { requestState: first.result.requestState, ...answers })).toMatch(/belongs to another request/);
     await new Promise((r) => setTimeout(r, 2100));
     expect(await call({ q: 'x' }, { requestState: first.result.requestState, ...answers })).toMatch(/Invalid or expired requestState/);
+  });
+
+  it('delivers a change made right after the acknowledgement (HTTP listen) or the subscribe answer (in-process 2025), every time', async () => {
+    const url = await start();
+    const file = path.join(dir, 'watched.txt');
+    const followed = { uri: 'probe://watched', change: async (round: number) => writeFileSync(file, `round ${round}`), refused: ['probe://nothing', 'probe://static', 'nothing://at/all'] };
+    const modern = modernClient();
+    clients.push(modern);
+    await modern.connect(new StreamableHTTPClientTransport(url));
+    await expectChangeAfterAck(modern, followed);
+    await expectRefusedNotFollowed(modern, followed);
+    // A 2025 session in the same process.
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = erasServer(dir, hub);
+    await server.connect(serverSide);
+    const legacy = new ClientV2({ name: 'in-process', version: '0' });
+    clients.push(legacy, server);
+    await legacy.connect(clientSide as never);
+    await expectChangeAfterAck(legacy, followed);
+    await expectRefusedNotFollowed(legacy, followed);
+  });
+
+  it('acknowledges a listen stream for the resources it follows only; naming none it follows, the stream ends at once', async () => {
+    const url = await start();
+    const client = modernClient();
+    clients.push(client);
+    await client.connect(new StreamableHTTPClientTransport(url));
+    const mixed = await client.listen({ resourceSubscriptions: ['nothing://at/all', 'probe://watched', 'probe://nothing'] });
+    expect(mixed.honoredFilter.resourceSubscriptions).toEqual(['probe://watched']);
+    await mixed.close();
+    const none = await client.listen({ resourceSubscriptions: ['probe://nothing'] });
+    expect(none.honoredFilter).toEqual({});
+    expect(await none.closed).toBe('graceful');
+    // What was refused was never followed.
+    expect(hub.activeSubscriptions).toBe(0);
+  });
+
+  it('answers JSON nested past the bound with 400 and a JSON-RPC error naming it, in both eras, and keeps serving', async () => {
+    const url = await start();
+    const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const modern = await fetch(url, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+      body: `{"jsonrpc":"2.0","id":41,"method":"tools/list","params":{"_meta":{${JSON.stringify(ENVELOPE).slice(1, -1)},"x":${nested(5000)}}}}`,
+    });
+    expect(modern.status).toBe(400);
+    expect(await modern.json()).toMatchObject({ id: 41, error: { code: -32600, message: expect.stringMatching(/more than 512 levels deep/), data: { maxNesting: 512 } } });
+    const init = await fetch(url, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
+    });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const sessionHeaders = { ...JSON_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+    const legacy = await fetch(url, { method: 'POST', headers: sessionHeaders, body: `{"jsonrpc":"2.0","id":42,"method":"tools/list","params":{"_meta":{"x":${nested(5000)}}}}` });
+    expect(legacy.status).toBe(400);
+    expect(await legacy.json()).toMatchObject({ id: 42, error: { code: -32600, data: { maxNesting: 512 } } });
+    // The session still serves, nesting within the bound included.
+    const fine = await fetch(url, { method: 'POST', headers: sessionHeaders, body: `{"jsonrpc":"2.0","id":43,"method":"tools/list","params":{"_meta":{"x":${nested(400)}}}}` });
+    expect(fine.status).toBe(200);
+    expect((await answerOf(fine)).result?.tools).toBeDefined();
+  });
+
+  it('tells a 2026-07-28 request that carries Mcp-Session-Id that requests of that era carry no session', async () => {
+    const url = await start();
+    const legacy = new ClientV2({ name: 'legacy', version: '0' });
+    clients.push(legacy);
+    const transport = new StreamableHTTPClientTransport(url);
+    await legacy.connect(transport);
+    for (const session of [transport.sessionId!, 'no-such-session']) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { ...JSON_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 51, method: 'tools/list', params: { _meta: ENVELOPE } }),
+      });
+      expect(response.status).toBe(400);
+      const answer = await answerOf(response);
+      expect(answer.id).toBe(51);
+      expect(answer.error?.message).toMatch(/2026-07-28 requests carry no session/);
+      expect(answer.error?.message).not.toMatch(/Unsupported protocol version|Start a new session/);
+    }
+    // The 2025 session it named is untouched.
+    expect((await legacy.callTool({ name: 'count', arguments: { n: 1 } })).isError).toBeFalsy();
+  });
+
+  it('ignores inputResponses the server never asked for: without a requestState, and beyond what the requestState asked', async () => {
+    const url = await start();
+    const call = async (extra: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'ask_twice' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 61, method: 'tools/call', params: { name: 'ask_twice', arguments: { question: 'q' }, ...extra, _meta: ENVELOPE } }),
+      });
+      return (await answerOf(response)).result!;
+    };
+    const sampled = (text: string): Record<string, unknown> => ({ role: 'assistant', model: 'm', content: { type: 'text', text } });
+    // Answers offered before any question: not used, the server asks for the first.
+    const unasked = await call({ inputResponses: { sampling: sampled('forged 1'), 'sampling-2': sampled('forged 2') } });
+    expect(unasked).toMatchObject({ resultType: 'input_required', inputRequests: { sampling: expect.anything() } });
+    // The first answer given as asked, plus one for the second question before it was put: the second is asked anyway.
+    const second = await call({ requestState: unasked.requestState, inputResponses: { sampling: sampled('one'), 'sampling-2': sampled('forged 2') } });
+    expect(second).toMatchObject({ resultType: 'input_required', inputRequests: { 'sampling-2': expect.anything() } });
+    const done = await call({ requestState: second.requestState, inputResponses: { 'sampling-2': sampled('two') } });
+    expect(done.content).toEqual([{ type: 'text', text: 'one + two' }]);
   });
 
   it('serves prompts and completion to a 2026-07-28 client as to a 2025 one', async () => {

@@ -51,7 +51,9 @@ describe('roots policy', () => {
     session = await connectInProcess(probeServer({ directories: [allowed] }), { roots: [outside] });
     const out = await session.callTool('resolve', { path: path.join(outside, 'x') });
     expect(out.isError).toBe(true);
-    expect(out.text).toMatch(/No directory is allowed/);
+    // The server was started with a directory: the client's roots are what leaves none.
+    expect(out.text).toMatch(/^No directory is allowed: the client's roots leave none of the server's directories/);
+    expect(out.text).not.toMatch(/Start the server with/);
   });
 
   it('never widens: a client root of file:/// still leaves only the command-line directories', async () => {

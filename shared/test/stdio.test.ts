@@ -250,6 +250,34 @@ describe('stdio transport: malformed input', () => {
   }, 30_000);
 });
 
+describe('stdio transport: deeply nested JSON', () => {
+  const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  it('answers a message nested past the bound with -32600 naming it, wherever the nesting is (tool arguments, _meta), and keeps serving', async () => {
+    const client = await rawProbe();
+    // 5,000 levels overflowed the stack of the SDK's validation (a -32603 "Maximum call stack size exceeded").
+    for (const [id, params] of [
+      [1, `{"name":"ping","arguments":{"x":${nested(5000)}}}`],
+      [2, `{"name":"ping","arguments":{},"_meta":{"x":${nested(5000)}}}`],
+      [3, `{"name":"ping","arguments":{},"_meta":{"progressToken":${nested(100_000)}}}`],
+    ] as const) {
+      client.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}\n`);
+      const answer = await client.response(id);
+      expect(answer.error).toMatchObject({ code: -32600, data: { maxNesting: 512 } });
+      expect(answer.error?.message).toMatch(/more than 512 levels deep/);
+    }
+    // Within the bound, nesting is served as before.
+    client.write(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ping","arguments":{},"_meta":{"x":${nested(500)}}}}\n`);
+    expect((await client.response(4)).result?.content?.[0]?.text).toBe('pong');
+    // A 2026-07-28 request is refused the same way.
+    const envelope = '"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}';
+    client.write(`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{${envelope},"x":${nested(5000)}}}}\n`);
+    expect((await client.response(5)).error).toMatchObject({ code: -32600, data: { maxNesting: 512 } });
+    client.callTool(6, 'ping');
+    expect((await client.response(6)).result?.content?.[0]?.text).toBe('pong');
+  }, 30_000);
+});
+
 describe('stdio transport: writing under load', () => {
   it('answers 1,000 concurrent calls without a MaxListenersExceededWarning, in the server or in the client', async () => {
     // The client side is the test process: the kit's stdio client must not pile up drain listeners either.

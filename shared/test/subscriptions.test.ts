@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ChangeHub, Logger, SuiteServer, fileSignature, type ChangeContext, type ChangeSource, type LogLevel } from '../src/index.js';
+import { ChangeHub, Logger, SuiteServer, ToolError, fileSignature, type ChangeContext, type ChangeSource, type LogLevel } from '../src/index.js';
 import { connectInProcess, makeTempDir, waitUntil, type TestSession } from '@suite/test-kit';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -297,6 +297,41 @@ describe('change sources', { timeout: 60_000 }, () => {
     sessions.push(s);
     return s;
   }
+
+  it("answers resources/subscribe only once a source's own 'armed' has settled, and fails it when armed rejects", async () => {
+    let arm: () => void = () => undefined;
+    let armedAt = 0;
+    const server = new SuiteServer({ name: '@suite/server-probe', version: '0.0.1', changes: hub });
+    server.resourceTemplate({
+      uriTemplate: 'feed://armed/{name}',
+      name: 'armed',
+      read: async (uri) => ({ uri, text: '' }),
+      subscribe: async (_uri, { name }) => {
+        if (name === 'broken') return { armed: Promise.reject(new ToolError('The feed cannot be reached.', 'unavailable')) };
+        return { armed: new Promise<void>((resolve) => (arm = () => ((armedAt = Date.now()), resolve()))) };
+      },
+    });
+    const s = await connect(server);
+    const subscribed = s.client.subscribeResource({ uri: 'feed://armed/jobs' }).then(() => Date.now());
+    await sleep(300);
+    arm();
+    // The answer came after the source said it was armed, not when setup returned.
+    expect(await subscribed).toBeGreaterThanOrEqual(armedAt);
+    await expect(s.client.subscribeResource({ uri: 'feed://armed/broken' })).rejects.toThrow(/cannot be reached/);
+    expect(hub.activeSubscriptions).toBe(1);
+  });
+
+  it('makes a later holder of a listing wait until the listing is armed: a file created right after its watchListing returns is announced', async () => {
+    let changes = 0;
+    hub.addSession('b', { resourceUpdated: () => undefined, listChanged: () => (changes += 1) });
+    void hub.watchListing('a', 'listing', [dir]);
+    // The second holder arrives while the first is still arming, and creates a file the moment it returns.
+    await hub.watchListing('b', 'listing', [dir]);
+    await writeFile(path.join(dir, 'created-right-after.txt'), 'x');
+    await waitUntil(() => changes > 0, { what: 'list_changed for a file created right after watchListing returned', timeoutMs: 5000 });
+    await hub.removeSession('a');
+    await hub.removeSession('b');
+  });
 
   it('hands setup a ChangeContext: a source publishes through it, and a late publish reaches nobody', async () => {
     const contexts: ChangeContext[] = [];

@@ -55,8 +55,22 @@ export interface PreparedTarget {
   http?: { auth: 'gate' } | { auth: 'per-session'; token: string };
   /** The fuzzer's settings for this server. */
   fuzz?: FuzzSettings;
+  /** A resource the server follows and how to change it: the eras suite's subscription tests (`erasSuite(target, { follows: true })`). */
+  followed?: FollowedResource;
   /** Releases what `prepare` made. */
   cleanup(): Promise<void>;
+}
+
+/** A followed resource, for the class test of "a change made right after the acknowledgement is delivered". */
+export interface FollowedResource {
+  uri: string;
+  /**
+   * Changes the resource the way the world does (a file written, a log appended, a row written by
+   * another process, a NOTIFY, a ref moved); `round` makes each change differ from the last.
+   */
+  change(round: number): Promise<void>;
+  /** URIs the server must refuse to follow: outside its roots, unknown tables or repositories, unknown schemes. */
+  refused: string[];
 }
 
 export interface InFlightWork {

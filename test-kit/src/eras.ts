@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { startHttpServer, type ConformanceTarget, type HttpServerProcess, type PreparedTarget } from './conformance.js';
+import { startHttpServer, type ConformanceTarget, type FollowedResource, type HttpServerProcess, type PreparedTarget } from './conformance.js';
 
 const MODERN = '2026-07-28';
 type Era = 'modern' | 'legacy' | 'auto';
@@ -46,7 +46,7 @@ async function survey(client: Client, prepared: PreparedTarget): Promise<{ tools
  * answer to the cheap call; unknown resources are -32602 in both; the modern lists carry cache hints
  * and 2020-12 input schemas.
  */
-export function erasSuite(target: ConformanceTarget): void {
+export function erasSuite(target: ConformanceTarget, options: { follows?: boolean } = {}): void {
   describe(`protocol eras: ${target.name}, the built bin in 2025-11-25 and 2026-07-28`, () => {
     let prepared: PreparedTarget;
     let http: HttpServerProcess;
@@ -107,6 +107,22 @@ export function erasSuite(target: ConformanceTarget): void {
         }
         await expect(modern.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
       });
+    }
+
+    if (options.follows) {
+      for (const transport of ['stdio', 'http'] as const) {
+        for (const era of ['modern', 'legacy'] as const) {
+          const how = era === 'modern' ? 'a listen stream' : 'resources/subscribe';
+          it(`over ${transport}, ${how}: a change made right after the ${era === 'modern' ? 'acknowledgement' : 'answer'} is delivered, every time; refused resources are not acknowledged`, async () => {
+            const followed = prepared.followed;
+            if (!followed) throw new Error(`${target.name}: prepare() gives no followed resource, which erasSuite(target, { follows: true }) needs`);
+            const client = await connect(era, over(transport));
+            clients.push(client);
+            await expectChangeAfterAck(client, followed);
+            await expectRefusedNotFollowed(client, followed);
+          });
+        }
+      }
     }
 
     it('over HTTP: 2026-07-28 requests hold no session, carry cache hints, and have their headers checked', async () => {
@@ -176,3 +192,80 @@ export async function untilListenUpdate(client: Client, uri: string, change: (at
   }
   void previous;
 }
+
+/** Rounds of {@link expectChangeAfterAck}: the race it guards against lost a change in 3 of 9 runs. */
+const CHANGE_ROUNDS = 4;
+
+/**
+ * The class test of a change made right after a subscription takes effect: `rounds` times, a
+ * 2026-07-28 client opens a listen stream on `uri` (a 2025 client subscribes), changes the resource
+ * the moment the acknowledgement (or the subscribe answer) is in, with no wait at all, and must
+ * hear notifications/resources/updated for it. A server that acknowledges before its change
+ * source is armed loses some of these changes.
+ */
+export async function expectChangeAfterAck(client: Client, followed: Pick<FollowedResource, 'uri' | 'change'>, options: { rounds?: number; timeoutMs?: number } = {}): Promise<void> {
+  const rounds = options.rounds ?? CHANGE_ROUNDS;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const modern = client.getProtocolEra() === 'modern';
+  let heard = 0;
+  client.setNotificationHandler('notifications/resources/updated', (n) => {
+    if (n.params.uri === followed.uri) heard += 1;
+  });
+  for (let round = 0; round < rounds; round++) {
+    let stop: () => Promise<unknown>;
+    if (modern) {
+      const subscription = await client.listen({ resourceSubscriptions: [followed.uri] });
+      expect(subscription.honoredFilter.resourceSubscriptions).toEqual([followed.uri]);
+      stop = () => subscription.close();
+    } else {
+      await client.subscribeResource({ uri: followed.uri });
+      stop = () => client.unsubscribeResource({ uri: followed.uri });
+    }
+    const before = heard;
+    await followed.change(round);
+    const deadline = Date.now() + timeoutMs;
+    while (heard === before) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `round ${round + 1} of ${rounds}: no notifications/resources/updated for ${followed.uri} within ${timeoutMs} ms of a change made right after the ${modern ? 'listen acknowledgement' : 'subscribe answer'}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await stop();
+    await quietFor(() => heard, 400);
+  }
+}
+
+/** Waits until `count` has stayed the same for `ms` (a change's late, debounced notices have passed), at most 5 s. */
+async function quietFor(count: () => number, ms: number): Promise<void> {
+  let last = count();
+  let since = Date.now();
+  const giveUp = Date.now() + 5000;
+  while (Date.now() - since < ms && Date.now() < giveUp) {
+    await new Promise((r) => setTimeout(r, 50));
+    if (count() !== last) {
+      last = count();
+      since = Date.now();
+    }
+  }
+}
+
+/**
+ * What the server refuses to follow is never acknowledged: a listen stream naming `followed.uri`
+ * and every refused URI is acknowledged for `followed.uri` alone, one naming only refused URIs for
+ * none; in the 2025 era each refused resources/subscribe fails.
+ */
+export async function expectRefusedNotFollowed(client: Client, followed: Pick<FollowedResource, 'uri' | 'refused'>): Promise<void> {
+  if (client.getProtocolEra() !== 'modern') {
+    for (const uri of followed.refused) await expect(client.subscribeResource({ uri }), uri).rejects.toMatchObject({ code: expect.any(Number) });
+    return;
+  }
+  const mixed = await client.listen({ resourceSubscriptions: [followed.uri, ...followed.refused] });
+  expect(mixed.honoredFilter.resourceSubscriptions).toEqual([followed.uri]);
+  await mixed.close();
+  const refused = await client.listen({ resourceSubscriptions: followed.refused });
+  expect(refused.honoredFilter.resourceSubscriptions ?? []).toEqual([]);
+  await refused.close();
+}
+export type { FollowedResource } from './conformance.js';

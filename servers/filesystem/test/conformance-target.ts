@@ -1,6 +1,6 @@
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ConformanceTarget } from '@suite/test-kit/abuse';
 import { makeTempDir } from '@suite/test-kit';
 
@@ -35,10 +35,17 @@ export const target: ConformanceTarget = {
     await fill(work);
     await mkdir(fixed);
     await writeFile(path.join(fixed, 'page.txt'), 'line of text\n'.repeat(400));
+    const followedFile = path.join(fixed, 'followed.txt');
+    await writeFile(followedFile, 'followed\n');
     const output = (i: number): string => path.join(work, 'out', `file-${i}.txt`);
     return {
       args: [work, fixed],
       cheapCall: { name: 'read_text_file', arguments: { path: path.join(fixed, 'page.txt') } },
+      followed: {
+        uri: pathToFileURL(followedFile).href,
+        change: (round) => writeFile(followedFile, `followed, changed in round ${round}\n`),
+        refused: ['file:///etc/hostname', pathToFileURL(path.join(fixed, 'missing.txt')).href, 'nothing://at/all'],
+      },
       allowedPaths: [dir],
       samples: [work, path.join(work, 'a.txt'), 'a.txt', 'sub', 'sub/b.md', 'sub/deep/c.json', 'image.png', 'link-to-a', 'escape', 'out', 'new.txt', 'sub/new-dir', '**/*.txt', '*.md', 'alpha', 'beta\ngamma'],
       namedSamples: {

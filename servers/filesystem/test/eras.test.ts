@@ -8,7 +8,7 @@ import { target } from './conformance-target.js';
 
 const BIN = path.join(import.meta.dirname, '..', 'dist', 'index.js');
 
-erasSuite(target);
+erasSuite(target, { follows: true });
 
 describe('filesystem in the 2026-07-28 era (the built bin over stdio)', () => {
   const closers: (() => Promise<void>)[] = [];

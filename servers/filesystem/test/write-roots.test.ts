@@ -36,6 +36,17 @@ describe('write tools and resources follow the effective roots (client roots nar
     await expect(session.client.readResource({ uri: pathToFileURL(path.join(h.dir, 'beside.txt')).href })).rejects.toThrow(/Access denied/);
   });
 
+  it('with client roots that overlap none of the command-line directories, says the roots leave none (not to start the server with some)', async () => {
+    const session = await h.connect({ roots: ['/usr'] }); // a real directory that overlaps none of the server's
+    const listed = await session.callTool('list_allowed_directories', {});
+    expect(listed.text).toMatch(/^Allowed directories: none\.\nNo directory is allowed: the client's roots leave none of the server's directories/);
+    expect((listed.structured as { source: string }).source).toBe('command-line narrowed by client');
+    const write = await session.callTool('write_file', { path: path.join(h.dir, 'x.txt'), content: 'x' });
+    expect(write.isError).toBe(true);
+    expect(write.text).toMatch(/the client's roots leave none of the server's directories/);
+    expect(write.text).not.toMatch(/Start the server with/);
+  });
+
   it('with no allowed directory at all, lists no resources and explains how to allow one on writes', async () => {
     const changes = new ChangeHub();
     const server = buildServer({ directories: [], aliases: [], readOnly: false, limits: DEFAULT_LIMITS }, { changes });

@@ -39,6 +39,11 @@ const LISTING_TTL_MS = 3000;
 const NO_ROOTS =
   'No repository is configured. Start the server with a repository path as its argument (for example: npx @suite/server-git-prompts ~/code/app), or use a client that offers your project folders as roots.';
 
+/** Started with repositories, but the client's roots overlap none of them: starting with one would not help. */
+const NARROWED_TO_NOTHING =
+  "No repository is allowed: the client's roots leave none of the server's repositories (a root narrows access to what lies inside both). " +
+  'Add a root that holds one of them in the client, or remove the roots that exclude them.';
+
 async function lstatOrUndefined(p: string): Promise<import('node:fs').Stats | undefined> {
   return fs.lstat(p).catch(() => undefined);
 }
@@ -115,8 +120,9 @@ export class Workspace {
    * after every symlink is resolved, and so must the repository's work tree and git directory.
    */
   async resolve(ctx: RequestContext, repo: string | undefined, argument = 'repo_path'): Promise<GitRepository> {
-    const roots = await this.roots(ctx);
-    if (roots.length === 0) throw ToolError.accessDenied(NO_ROOTS);
+    const snapshot = await ctx.roots();
+    const roots = snapshot.directories;
+    if (roots.length === 0) throw ToolError.accessDenied(snapshot.source === 'command-line narrowed by client' ? NARROWED_TO_NOTHING : NO_ROOTS);
     const listing = await this.listFor(roots);
     if (repo === undefined || repo.trim() === '') {
       if (listing.length === 1) return this.open(listing[0]!.path, roots, ctx.signal, listing[0]!.name);

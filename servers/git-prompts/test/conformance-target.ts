@@ -33,6 +33,12 @@ export const target: ConformanceTarget = {
     return {
       args: ['--allow-write', dir],
       cheapCall: { name: 'git_status', arguments: { repo_path: repo } },
+      followed: {
+        uri: 'git://app/log',
+        // A ref moved (a branch created where HEAD is), as a fetch or a push would.
+        change: async (round) => void git(repo, ['update-ref', `refs/heads/followed-${round}`, 'HEAD']),
+        refused: ['git://no-such-repository/log', 'nothing://at/all'],
+      },
       allowedPaths: [dir],
       samples: [
         repo, 'app', dir, 'main', 'feature/login', 'v1.0.0', 'HEAD', 'HEAD~1', 'HEAD^', 'HEAD:README.md', 'main:src/index.ts', 'README.md', 'src/index.ts', 'src', 'notes.txt', 'src/staged.ts', '.',

@@ -6,7 +6,7 @@ import { connectModernStdio, erasSuite, untilListenUpdate } from '@suite/test-ki
 import { target } from './conformance-target.js';
 import { BIN, commit, git, makeRepo, writeFiles } from './helpers.js';
 
-erasSuite(target);
+erasSuite(target, { follows: true });
 
 describe('git-prompts in the 2026-07-28 era (the built bin over stdio)', () => {
   let base: string;

@@ -167,6 +167,14 @@ describe('security', () => {
       expect((await session.complete({ prompt: 'git-commit' }, 'repo', '')).values).toEqual(['app']);
     });
 
+    it('says when the client\'s roots leave none of the server\'s repositories, not to start the server with one', async () => {
+      session = await open(roots(), { roots: [outside] });
+      const out = await session.callTool('git_log', { repo_path: 'app' });
+      expect(out.isError).toBe(true);
+      expect(out.text).toMatch(/^No repository is allowed: the client's roots leave none of the server's repositories/);
+      expect(out.text).not.toMatch(/Start the server with/);
+    });
+
     it('refuses a repository whose .git file points at git data outside the roots', async () => {
       const decoy = path.join(base, 'roots', 'decoy');
       mkdirSync(decoy);

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { lstat, type FileHandle } from 'node:fs/promises';
-import { PathGuard, ToolError, type RequestContext } from '@suite/shared';
+import { PathGuard, ToolError, type RequestContext, type RootsSnapshot } from '@suite/shared';
 import { gzipFailure } from './chunks.js';
 import type { LogsConfig } from './config.js';
 import { familyOf, rotationOf, type LogRoots } from './discovery.js';
@@ -19,7 +19,14 @@ export async function logRoots(ctx: RequestContext, config: LogsConfig): Promise
   return { directories: directories.filter((p) => !files.includes(p)), files };
 }
 
-export function noLogsMessage(): string {
+export function noLogsMessage(source?: RootsSnapshot['source']): string {
+  // Started with logs, but the client's roots overlap none of them: starting with logs would not help.
+  if (source === 'command-line narrowed by client') {
+    return (
+      "No log directory or file is allowed: the client's roots leave none of the server's directories and log files " +
+      "(a root narrows access to what lies inside both). Add a root that holds one of the server's logs in the client, or remove the roots that exclude them."
+    );
+  }
   return (
     'No log directory or file is allowed. Start the server with directories or log files as arguments ' +
     '(for example: npx @suite/server-logs /var/log/myapp), or use a client that provides roots.'
@@ -31,7 +38,8 @@ const refusingHardLinks = new WeakSet<PathGuard>();
 
 /** A path guard over the directories and the named files with their current rotations. */
 export async function logGuard(ctx: RequestContext, config: LogsConfig): Promise<PathGuard> {
-  if ((await ctx.roots()).directories.length === 0) throw ToolError.accessDenied(noLogsMessage());
+  const snapshot = await ctx.roots();
+  if (snapshot.directories.length === 0) throw ToolError.accessDenied(noLogsMessage(snapshot.source));
   const base = await ctx.paths();
   const roots = await logRoots(ctx, config);
   let guard = base;

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'vitest';
@@ -37,6 +37,11 @@ export const target: ConformanceTarget = {
     return {
       args: [dir],
       cheapCall: { name: 'tail_log', arguments: { path: app, lines: 5 } },
+      followed: {
+        uri: `logs://file${app}`,
+        change: (round) => appendFile(app, `2024-01-15T12:00:00Z INFO appended in round ${round}\n`),
+        refused: ['logs://file/etc/passwd', `logs://file${path.join(dir, 'missing.log')}`, 'nothing://at/all'],
+      },
       allowedPaths: [dir],
       samples: [
         dir, app, path.join(dir, 'app.log.1'), path.join(dir, 'app.log.2.gz'), path.join(dir, 'events.jsonl'), path.join(dir, 'sub'), path.join(dir, 'sub', 'worker.log'),

@@ -6,7 +6,7 @@ import { connectModernStdio, erasSuite, untilListenUpdate } from '@suite/test-ki
 import { target } from './conformance-target.js';
 import { BIN, isoAgo, lines } from './helpers.js';
 
-erasSuite(target);
+erasSuite(target, { follows: true });
 
 describe('logs in the 2026-07-28 era (the built bin over stdio)', () => {
   const closers: (() => Promise<void>)[] = [];

@@ -86,6 +86,20 @@ describe.each(TRANSPORTS)('access and error paths (%s)', (transport) => {
     expect((await session.callTool('tail_log', { path: fx.file('b/two.log') })).isError).toBe(true);
   });
 
+  it('client roots that overlap none of the command-line directories say so, not to start the server with some', async () => {
+    fx = await fixture({ transport });
+    const elsewhere = await makeTempDir('suite-logs-elsewhere-');
+    try {
+      const session = await fx.connect({ roots: [elsewhere.dir] });
+      const out = await session.callTool('list_logs', {});
+      expect(out).toMatchObject({ isError: true });
+      expect(out.text).toMatch(/^No log directory or file is allowed: the client's roots leave none of the server's directories and log files/);
+      expect(out.text).not.toMatch(/Start the server with/);
+    } finally {
+      await elsewhere.cleanup();
+    }
+  });
+
   it('with --refuse-hard-links, refuses a log that is a hard link to a file outside the allowed directories; without it, serves it', async () => {
     const outside = await makeTempDir('suite-logs-outside-');
     try {

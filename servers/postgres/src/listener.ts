@@ -43,6 +43,8 @@ export class ChannelListener {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
   private readonly handlers = new Map<string, Set<Handler>>();
+  /** Each channel's LISTEN, settled once the server confirmed it. */
+  private readonly armed = new Map<string, Promise<unknown>>();
   private readonly recent = new Map<string, ChannelNotification[]>();
   private readonly interruptions = new Map<string, ChannelInterruption[]>();
   /** While the connection is down: since when, and the channels that were listened to then. */
@@ -62,26 +64,32 @@ export class ChannelListener {
    */
   async listen(channel: string, handler: Handler): Promise<() => Promise<void>> {
     let set = this.handlers.get(channel);
-    const first = !set;
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
+      // Every subscriber of the channel waits for the one LISTEN, not only the first: a later one
+      // told "listening" before the server confirmed it would miss what is sent meanwhile.
+      this.armed.set(
+        channel,
+        this.connection().then((client) => client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)),
+      );
     }
     set.add(handler);
-    if (first) {
-      try {
-        const client = await this.connection();
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      } catch (error) {
-        set.delete(handler);
-        if (set.size === 0) this.handlers.delete(channel);
-        throw unreachable(error);
+    try {
+      await this.armed.get(channel);
+    } catch (error) {
+      set.delete(handler);
+      if (set.size === 0 && this.handlers.get(channel) === set) {
+        this.handlers.delete(channel);
+        this.armed.delete(channel);
       }
+      throw unreachable(error);
     }
     return async () => {
       const current = this.handlers.get(channel);
       if (!current?.delete(handler) || current.size > 0) return;
       this.handlers.delete(channel);
+      this.armed.delete(channel);
       this.recent.delete(channel);
       this.interruptions.delete(channel);
       await this.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
@@ -104,6 +112,7 @@ export class ChannelListener {
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.handlers.clear();
+    this.armed.clear();
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);

@@ -33,12 +33,20 @@ export const target: ConformanceTarget = {
       }
     });
     const url = urlFor(db.name, writer, password);
+    const server = new URL(url);
+    const base = `postgres://${server.hostname}:${server.port || 5432}/${encodeURIComponent(db.name)}`;
     const backends = async (): Promise<number> =>
       withClient(ADMIN_URL, async (c) => Number((await c.query('SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1', [writer])).rows[0].n));
     return {
       args: ['--allow-write', url],
       env: { DATABASE_URL: undefined, PGPASSWORD: undefined },
       cheapCall: { name: 'query', arguments: { sql: 'SELECT 1 AS one' } },
+      followed: {
+        uri: `${base}/channel/eras_followed`,
+        // Another session NOTIFYs, as an application beside the server would.
+        change: (round) => withClient(db.adminUrl, (c) => c.query('SELECT pg_notify($1, $2)', ['eras_followed', `round ${round}`])).then(() => undefined),
+        refused: [`${base}/channel/${'x'.repeat(70)}`, `${base}/tables/public/bulk/schema`, 'nothing://at/all'],
+      },
       allowedPaths: [],
       secrets: [password],
       samples: [

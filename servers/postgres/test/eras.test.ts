@@ -3,7 +3,7 @@ import { connectModernStdio, erasSuite, untilListenUpdate } from '@suite/test-ki
 import { target } from './conformance-target.js';
 import { BIN, createTestDatabase, withClient } from './helpers.js';
 
-erasSuite(target);
+erasSuite(target, { follows: true });
 
 describe('postgres in the 2026-07-28 era (the built bin over stdio)', () => {
   const closers: (() => Promise<unknown>)[] = [];

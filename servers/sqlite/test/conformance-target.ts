@@ -16,6 +16,19 @@ export const target: ConformanceTarget = {
     return {
       args: ['--allow-write', file],
       cheapCall: { name: 'read_query', arguments: { query: 'SELECT 1 AS one' } },
+      followed: {
+        uri: 'sqlite://sample/tables/people',
+        // Another process writes the table, as an application beside the server would.
+        change: async (round) => {
+          const other = new Database(file);
+          try {
+            other.prepare('INSERT INTO people (name) VALUES (?)').run(`followed ${round}`);
+          } finally {
+            other.close();
+          }
+        },
+        refused: ['sqlite://sample/tables/no_such_table', 'nothing://at/all'],
+      },
       allowedPaths: [dir],
       samples: [
         'people', 'teams', 'team_sizes', 'bulk', 'sqlite_master', 'main.people',

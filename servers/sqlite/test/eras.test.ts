@@ -5,7 +5,7 @@ import Database from '../src/sqlite-addon.js';
 import { target } from './conformance-target.js';
 import { BIN, makeDatabaseFile } from './helpers.js';
 
-erasSuite(target);
+erasSuite(target, { follows: true });
 
 describe('sqlite in the 2026-07-28 era (the built bin over HTTP)', () => {
   const closers: (() => Promise<void>)[] = [];

@@ -46,6 +46,14 @@ export interface ChangeSource {
    * signature(); a value different from the previous one publishes. undefined = "gone".
    */
   poll?: { intervalMs: number; signature: () => Promise<string | undefined> };
+  /**
+   * For a source that follows on its own (a connection it opens, a LISTEN it issues) and returns
+   * before that is in place: settles once a change made afterwards will be published. The hub's
+   * subscribe, and so the answer to resources/subscribe or the acknowledgement of a listen stream,
+   * waits for it (as it waits for paths and trees to be watched and a poll's first signature); a
+   * rejection fails the subscription.
+   */
+  armed?: Promise<unknown>;
   dispose?: () => void | Promise<void>;
 }
 
@@ -129,6 +137,8 @@ interface Listing {
   closed: boolean;
   /** Ends the wait for chokidar's 'ready' when the listing is polled or stopped instead. */
   settle?: () => void;
+  /** Settles once the listing is followed (watched, or its first poll taken): later holders wait for it too. */
+  ready: Promise<void>;
 }
 
 interface Followed {
@@ -392,6 +402,7 @@ export class ChangeHub {
     const existing = this.listings.get(key);
     if (existing) {
       existing.holders.add(sessionId);
+      await existing.ready;
       return;
     }
     const { watch } = await loadChokidar();
@@ -405,8 +416,15 @@ export class ChangeHub {
       roots: [],
       poller: undefined,
       closed: false,
+      ready: Promise.resolve(),
     };
     this.listings.set(key, listing);
+    listing.ready = this.armListing(listing, watch);
+    await listing.ready;
+  }
+
+  /** Starts following a new listing; settles once a change made afterwards is seen. */
+  private async armListing(listing: Listing, watch: typeof import('chokidar').watch): Promise<void> {
     // chokidar cannot be told to fail like the kernel would: under the fault seam, poll from the start.
     if (this.env.fault) {
       await this.pollListing(listing, Object.assign(new Error(`${this.env.fault} (simulated by SUITE_WATCH_FAULT)`), { code: this.env.fault }));
@@ -520,6 +538,7 @@ export class ChangeHub {
       sub.poller = new SignaturePoller(intervalMs, signature, () => sub.change.publish(), this.log);
       waits.push(sub.poller.start());
     }
+    if (source.armed) waits.push(source.armed.then(() => undefined));
     await Promise.all(waits);
   }
 

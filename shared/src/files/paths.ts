@@ -225,7 +225,19 @@ async function syncDirectory(dir: string): Promise<void> {
   await handle.close();
 }
 
-export function noRootsMessage(): string {
+/**
+ * Why no directory is allowed, for the source the (empty) directories came from: a server started
+ * with directories whose client's roots overlap none of them is told so, not told to start with
+ * directories it already has.
+ */
+export function noRootsMessage(source?: 'command-line' | 'client' | 'command-line narrowed by client'): string {
+  if (source === 'command-line narrowed by client') {
+    return (
+      "No directory is allowed: the client's roots leave none of the server's directories (a root narrows access to what lies " +
+      "inside both, and none of the client's roots overlaps a directory the server was started with). " +
+      'Add a root inside one of the allowed directories in the client, or remove the roots that exclude them.'
+    );
+  }
   return (
     'No directory is allowed. Start the server with one or more directories as arguments ' +
     '(for example: npx @suite/server-filesystem ~/projects), or use a client that provides roots.'

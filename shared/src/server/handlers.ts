@@ -227,6 +227,8 @@ function installResourceHandlers(sdk: Server, host: HandlerHost): void {
     const resource = host.resources.get(uri);
     const found = resource ? undefined : host.matchTemplate(uri);
     if (!resource && !found) throw ProtocolError.resourceNotFound(uri);
+    // A resource that names nothing to follow would be "subscribed" and never heard of again.
+    if (!(resource ?? found!.template.def).subscribe) throw ProtocolError.invalidParams(notFollowed(uri));
     const context = host.context(sdkCtx);
     await host.guardResourceCall(() =>
       changes.subscribe(host.sessionId, uri, async (change) => {
@@ -299,4 +301,9 @@ function listingOf(r: ResourceDefinition): ResourceListing {
     ...(r.mimeType ? { mimeType: r.mimeType } : {}),
     ...(r._meta ? { _meta: r._meta } : {}),
   };
+}
+
+/** Why a resource with no change source of its own cannot be subscribed to. */
+export function notFollowed(uri: string): string {
+  return `${uri} cannot be subscribed to: this server does not follow changes to it. Read it again when you need it.`;
 }

@@ -22,10 +22,12 @@ export class InputNeeded extends Error {
   }
 }
 
-/** What a sealed requestState holds: the answers so far and the request they belong to. */
+/** What a sealed requestState holds: the answers so far, the request they belong to, and what was asked. */
 interface SealedState {
   answers: Record<string, unknown>;
   call: string;
+  /** The keys the input_required that minted this state asked for: the only answers its retry may bring. */
+  asked?: string[];
 }
 
 /** Seals and opens requestState. Every process that may see a retry needs the same key. */
@@ -84,13 +86,17 @@ export class InputLedger {
     const digest = createHash('sha256').update(stableJson(call)).digest('base64url');
     const sealed = ctx.mcpReq.requestState<SealedState>();
     const answers: Record<string, unknown> = {};
-    if (sealed !== undefined) {
-      if (typeof sealed !== 'object' || sealed === null || (sealed as SealedState).call !== digest) {
-        throw ProtocolError.invalidParams('The requestState belongs to another request. Send the request again without requestState and inputResponses.');
-      }
-      Object.assign(answers, (sealed as SealedState).answers);
+    // Answers count only as replies to what this server asked, which its sealed state names: the
+    // client cannot answer a question before it is put (roots that widen access, a sampling result
+    // the handler never requested), so inputResponses without a requestState, or beyond what it
+    // asked, are ignored.
+    if (sealed === undefined) return new InputLedger(answers, digest);
+    if (typeof sealed !== 'object' || sealed === null || (sealed as SealedState).call !== digest) {
+      throw ProtocolError.invalidParams('The requestState belongs to another request. Send the request again without requestState and inputResponses.');
     }
-    for (const [key, value] of Object.entries(ctx.mcpReq.inputResponses ?? {})) answers[key] = value;
+    Object.assign(answers, (sealed as SealedState).answers);
+    const responses = ctx.mcpReq.inputResponses ?? {};
+    for (const key of (sealed as SealedState).asked ?? []) if (Object.hasOwn(responses, key)) answers[key] = responses[key];
     return new InputLedger(answers, digest);
   }
 
@@ -108,7 +114,7 @@ export class InputLedger {
   }
 
   async inputRequired(needed: InputNeeded, seal: RequestStateSeal, ctx: ServerContext): Promise<InputRequiredResult> {
-    const requestState = await seal.mint({ answers: this.answers, call: this.call }, ctx);
+    const requestState = await seal.mint({ answers: this.answers, call: this.call, asked: [needed.key] }, ctx);
     return inputRequired({ inputRequests: { [needed.key]: needed.request }, requestState });
   }
 }

@@ -24,7 +24,7 @@ import { ToolError, UsageError } from '../core/errors.js';
 import { legacyClientFeatures, modernClientFeatures } from './client-requests.js';
 import { InputLedger, InputNeeded, processRequestStateSeal, type RequestStateSeal } from './input-requests.js';
 import { LOG_LEVELS, Logger, isLogLevel, newErrorId, type LogLevel } from '../core/logging.js';
-import { LIST_ROOTS_RESULT, decodeVariable, installHandlers, type AnyTool, type HandlerHost, type RegisteredTemplate } from './handlers.js';
+import { LIST_ROOTS_RESULT, decodeVariable, installHandlers, notFollowed, type AnyTool, type HandlerHost, type RegisteredTemplate } from './handlers.js';
 import { PathGuard, noRootsMessage } from '../files/paths.js';
 import { CancelledError, ProgressReporter } from '../core/progress.js';
 import { ProtocolError } from './protocol-errors.js';
@@ -139,6 +139,8 @@ export class SuiteServer {
   private clientLogLevel: LogLevel = 'info';
   /** The URIs this 2025 session subscribed to (resources/subscribe), for its session state. */
   private readonly subscribed = new Set<string>();
+  /** The URIs this server's 2026-07-28 listen streams follow, each with the number of streams following it. */
+  private readonly listened = new Map<string, number>();
   private stateListener: ((state: SessionState) => void) | undefined;
   private guard: { key: string; guard: PathGuard } | undefined;
   private sdk: Server | undefined;
@@ -242,7 +244,7 @@ export class SuiteServer {
         await this.options.changes?.unsubscribe(this.sessionId, uri);
       }
       const added = [...wanted].filter((uri) => !this.subscribed.has(uri));
-      for (const uri of await this.listen(added)) this.subscribed.add(uri);
+      for (const uri of await this.follow(added)) this.subscribed.add(uri);
     } finally {
       this.stateListener = listener;
     }
@@ -400,18 +402,31 @@ export class SuiteServer {
 
   /**
    * Starts following the resources a 2026-07-28 `subscriptions/listen` stream names (the SDK
-   * answers the stream; the change sources are ours). Unknown URIs are skipped. Returns the URIs
-   * followed.
+   * answers the stream; the change sources are ours). Resolves once every source is armed (a
+   * change after that is delivered), with the URIs followed: unknown URIs, and those the
+   * resource's own checks refuse (outside the roots, no such table), are left out. Several streams
+   * may follow one URI; it is followed until the last of them lets go.
    */
   async listen(uris: readonly string[]): Promise<string[]> {
+    const followed = await this.follow(uris);
+    for (const uri of followed) this.listened.set(uri, (this.listened.get(uri) ?? 0) + 1);
+    return followed;
+  }
+
+  /** Subscribes this server's session to what it can follow of `uris`; returns those, once armed. */
+  private async follow(uris: readonly string[]): Promise<string[]> {
     const changes = this.options.changes;
     if (!changes || this.closed) return [];
     const followed: string[] = [];
-    for (const uri of uris) {
+    for (const uri of new Set(uris)) {
       const resource = this.resources.get(uri);
       const found = resource ? undefined : this.matchTemplate(uri);
       if (!resource && !found) {
         this.log.warning('a listen stream names a resource this server does not have', { uri });
+        continue;
+      }
+      if (!(resource ?? found!.template.def).subscribe) {
+        this.log.warning(notFollowed(uri));
         continue;
       }
       const context = this.backgroundContext();
@@ -445,7 +460,15 @@ export class SuiteServer {
 
   /** Stops following what {@link listen} followed. */
   async unlisten(uris: readonly string[]): Promise<void> {
-    for (const uri of uris) await this.options.changes?.unsubscribe(this.sessionId, uri);
+    for (const uri of uris) {
+      const held = (this.listened.get(uri) ?? 0) - 1;
+      if (held > 0) {
+        this.listened.set(uri, held);
+        continue;
+      }
+      this.listened.delete(uri);
+      await this.options.changes?.unsubscribe(this.sessionId, uri);
+    }
   }
 
   async close(): Promise<void> {
@@ -510,7 +533,7 @@ export class SuiteServer {
       roots,
       paths: async () => {
         const snapshot = await roots();
-        if (snapshot.directories.length === 0) throw ToolError.accessDenied(noRootsMessage());
+        if (snapshot.directories.length === 0) throw ToolError.accessDenied(noRootsMessage(snapshot.source));
         // Keyed by the directories themselves: in the 2026-07-28 era each request brings its own roots.
         const key = snapshot.directories.join('\0');
         if (this.guard?.key !== key) {

@@ -15,6 +15,7 @@ import { GET_STREAM, type RedisSessionDirectory, type Routed, type SessionNews, 
 import { StdioTransport, type StdioTransportOptions } from './stdio.js';
 import { bindingOf, oauthGrantOf } from '../auth/principal.js';
 import type { ProtectedResource, Refusal } from '../auth/protected-resource.js';
+import { MAX_JSON_NESTING, nestsDeeperThan, tooDeepError } from './json-nesting.js';
 
 /**
  * Builds the server for one session. Give `session` to the SuiteServer (its `session` option): it
@@ -40,36 +41,69 @@ export interface RunningTransport {
  * factory. Our transport keeps its bounds on message size; listen streams are followed here.
  */
 export async function serveStdio(factory: SessionFactory, options: StdioTransportOptions = {}): Promise<RunningTransport & { current(): SuiteServer | undefined }> {
-  const { serveStdio: serveSdkStdio } = await import('@modelcontextprotocol/server/stdio');
+  const [{ serveStdio: serveSdkStdio }, { PROTOCOL_VERSION_META_KEY }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('@modelcontextprotocol/server')]);
   const transport = new StdioTransport(options);
   let current: SuiteServer | undefined;
-  // The instance is built when the SDK handles the connection's first message, which may be this
-  // very listen request (a client that probed the era elsewhere opens with it): wait for it.
-  let markPinned: (server: SuiteServer) => void = () => undefined;
-  const pinned = new Promise<SuiteServer>((resolve) => (markPinned = resolve));
-  // Listen streams by request id: what each follows, so that cancelling one releases it.
-  const listens = new Map<string | number, Promise<string[]>>();
-  transport.inspect = (message: JSONRPCMessage) => {
-    if (!('method' in message)) return;
+  let era: 'modern' | 'legacy' | undefined;
+  // A listen request may open the connection (a 2026-07-28 client sends nothing before its first
+  // request), before the SDK has built the instance: the server and its 2026-07-28 instance are
+  // built here then (its sources follow as that era's do), and the SDK's factory takes them.
+  type Built = { server: SuiteServer; instance: ReturnType<SuiteServer['instance']> };
+  let early: Promise<Built> | undefined;
+  const build = (): Promise<SuiteServer> => Promise.resolve(factory({ id: randomUUID(), transport: 'stdio' }));
+  const serverForListen = async (): Promise<SuiteServer> => {
+    if (current) return current;
+    early ??= build().then((server) => ({ server, instance: server.instance('modern') }));
+    return (await early).server;
+  };
+  // Listen streams by request id: what each follows, so that cancelling one (or the SDK refusing it) releases it.
+  const listens = new Map<string | number, Promise<{ server: SuiteServer; uris: string[] }>>();
+  const release = (id: string | number): void => {
+    const followed = listens.get(id);
+    if (!followed) return;
+    listens.delete(id);
+    void followed.then(({ server, uris }) => server.unlisten(uris)).catch(() => undefined);
+  };
+  transport.intercept = (message: JSONRPCMessage): JSONRPCMessage | Promise<JSONRPCMessage> => {
+    if (!('method' in message)) return message;
     if (message.method === 'subscriptions/listen' && 'id' in message) {
       const uris = listenFilterOf(message.params)?.resourceSubscriptions ?? [];
-      if (uris.length > 0) listens.set(message.id, pinned.then((server) => server.listen(uris)));
-    } else if (message.method === 'notifications/cancelled') {
-      const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
-      const followed = id === undefined ? undefined : listens.get(id);
-      if (followed) {
-        listens.delete(id!);
-        void Promise.all([followed, pinned]).then(([uris, server]) => server.unlisten(uris));
-      }
+      const claim = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
+      // Only a 2026-07-28 connection has listen streams; a 2025 session's stray listen is the SDK's to refuse.
+      if (uris.length === 0 || era === 'legacy' || claim === undefined) return message;
+      const followed = serverForListen().then(async (server) => ({ server, uris: await server.listen(uris) }));
+      listens.set(message.id, followed);
+      // The SDK acknowledges the stream once it has the request: only after every source is armed,
+      // and naming only the resources really followed.
+      return followed.then(({ uris: kept }) => narrowListen(message, kept));
     }
+    if (message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
+      if (id !== undefined) release(id);
+    }
+    return message;
+  };
+  // The SDK refuses a listen it cannot serve (a bad envelope, a full router) with an error answer.
+  transport.observeSent = (message: JSONRPCMessage) => {
+    if ('error' in message && message.id !== undefined && message.id !== null) release(message.id);
   };
   const handle = serveSdkStdio(
-    async ({ era }) => {
-      const server = await factory({ id: randomUUID(), transport: 'stdio' });
+    async ({ era: pinned }) => {
+      const taken = early;
+      early = undefined;
+      if (taken) {
+        const built = await taken;
+        if (pinned === 'modern') {
+          current = built.server;
+          era = pinned;
+          return built.instance;
+        }
+        await built.server.close();
+      }
+      const server = await build();
       current = server;
-      const instance = server.instance(era);
-      markPinned(server);
-      return instance;
+      era = pinned;
+      return server.instance(pinned);
     },
     { transport, onerror: (error) => options.log?.private('warning', `stdio: ${error.message}`) },
   );
@@ -78,8 +112,23 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
     close: async () => {
       await handle.close();
       await current?.close();
+      const orphan = early;
+      early = undefined;
+      if (orphan) await (await orphan).server.close();
     },
   };
+}
+
+/**
+ * A listen request as the SDK should acknowledge it: its resource subscriptions narrowed to those
+ * followed (a URI the server does not have, or refuses, is left out of the acknowledgement).
+ */
+function narrowListen<M extends JSONRPCMessage>(message: M, followed: readonly string[]): M {
+  const params = (message as { params?: Record<string, unknown> }).params ?? {};
+  const notifications = { ...(params.notifications as Record<string, unknown>) };
+  if (followed.length > 0) notifications.resourceSubscriptions = [...followed];
+  else delete notifications.resourceSubscriptions;
+  return { ...message, params: { ...params, notifications } };
 }
 
 export interface HttpOptions {
@@ -193,11 +242,12 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
 
   /**
    * A listen stream's change sources: a session of its own in the change hub (a server built for
-   * it, never connected), alive until the stream closes. The SDK answers the stream itself.
+   * it, never connected), alive until the stream closes. The SDK answers the stream itself, from
+   * the body returned: every source is armed by then, and the body names only what is followed.
    */
-  const followListen = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown, auth: AuthInfo | undefined): Promise<void> => {
+  const followListen = async (req: http.IncomingMessage, res: http.ServerResponse, body: JSONRPCMessage, auth: AuthInfo | undefined): Promise<JSONRPCMessage> => {
     const filter = listenFilterOf((body as { params?: unknown }).params);
-    if (!filter || (!filter.resourceSubscriptions?.length && !filter.resourcesListChanged)) return;
+    if (!filter || (!filter.resourceSubscriptions?.length && !filter.resourcesListChanged)) return body;
     const server = await factory({ id: `listen-${randomUUID()}`, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
     listening += 1;
     res.once('close', () => {
@@ -205,7 +255,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       void server.close();
     });
     server.followInto((event) => bridge.publish(event));
-    if (filter.resourceSubscriptions?.length) await server.listen(filter.resourceSubscriptions);
+    if (!filter.resourceSubscriptions?.length) return body;
+    return narrowListen(body, await server.listen(filter.resourceSubscriptions));
   };
 
   const hostAllowed = (hostHeader: string | undefined): boolean => {
@@ -437,6 +488,18 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         if (body.message === 'too large') res.setHeader('Connection', 'close');
         return reject(res, body.message === 'too large' ? 413 : 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
       }
+      if (nestsDeeperThan(body, MAX_JSON_NESTING)) return rejectTooDeep(res, body);
+      const modernRequest = req.method === 'POST' && body !== undefined && !(await isLegacyRequest(probeRequest(req), body, { maxRequestBodySize: maxBody }));
+      if (sessionId && modernRequest) {
+        // A session belongs to the 2025 protocol: serving this under it, or pointing at initialize, would mislead.
+        return reject(
+          res,
+          400,
+          'Bad request: this is a 2026-07-28 request (its _meta names protocol version 2026-07-28), and 2026-07-28 requests carry no session. ' +
+            'Send it without the Mcp-Session-Id header; sessions belong to 2025-11-25 clients, which open them with initialize.',
+          requestIdOf(body),
+        );
+      }
       if (sessionId) {
         if (replicas && !sessions.has(sessionId)) {
           // A client's answer to another replica's request goes there, without a copy of the session here.
@@ -456,13 +519,12 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         replicas?.touch(sessionId);
         return req.method === 'GET' && isGetStream(req) ? session.serveStream(req, res) : session.serve(req, res, body);
       }
-      if (req.method === 'POST' && body !== undefined && !(await isLegacyRequest(probeRequest(req), body, { maxRequestBodySize: maxBody }))) {
+      if (modernRequest) {
         const refusal = await writeRefusal(body, auth, async () => factory({ id: `scope-check-${randomUUID()}`, transport: 'memory', headers: sessionHeaders(req), ...(auth ? { auth } : {}) }));
         if (refusal) return refuse(res, refusal);
         const isListen = (body as { method?: unknown }).method === 'subscriptions/listen';
         if (isListen && listening >= maxListens) return busy(res);
-        if (isListen) await followListen(req, res, body, auth);
-        return serveModern(req, res, body);
+        return serveModern(req, res, isListen ? await followListen(req, res, body as JSONRPCMessage, auth) : body);
       }
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
         return reject(res, 400, 'Bad request: no session id; the first request must be initialize (2025-11-25 and earlier), or every request must carry its protocol version in _meta (2026-07-28).');
@@ -507,6 +569,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         if (body.message === 'too large') res.setHeader('Connection', 'close');
         return reject(res, 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
       }
+      if (nestsDeeperThan(body, MAX_JSON_NESTING)) return rejectTooDeep(res, body);
       const refusal = await writeRefusal(body, auth, session.server);
       if (refusal) return refuse(res, refusal);
       return session.transport.handlePost(body, res, auth);
@@ -634,9 +697,21 @@ function refuse(res: http.ServerResponse, refusal: Refusal): void {
   res.end(JSON.stringify(refusal.body));
 }
 
-function reject(res: http.ServerResponse, status: number, message: string): void {
+function reject(res: http.ServerResponse, status: number, message: string, id: string | number | null = null): void {
   res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id }));
+}
+
+/** The id of a single JSON-RPC request body, or null (a batch, a notification, no readable id). */
+function requestIdOf(body: unknown): string | number | null {
+  const id = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/** 400 for a body nested past the bound, before anything walks it (serialising it overflowed the stack: a 500). */
+function rejectTooDeep(res: http.ServerResponse, body: unknown): void {
+  res.writeHead(400, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: tooDeepError(MAX_JSON_NESTING), id: requestIdOf(body) }));
 }
 
 /**

@@ -91,7 +91,8 @@ export class SessionTransport implements Transport {
   private async dispatch(message: JSONRPCMessage): Promise<void> {
     const request = isJSONRPCRequest(message);
     if (this.localStreams > 0) {
-      if (isChangeAnnouncement(message) && this.seenLately(message)) return;
+      // Only replicas announce one change twice; alone, a second announcement is a second change.
+      if (this.directory && isChangeAnnouncement(message) && this.seenLately(message)) return;
       return this.inner.send(message);
     }
     // Kept in the session's event store too, so that a holder that dies with it undelivered

@@ -15,6 +15,7 @@ import { envelopeKind, readEnvelope, type JsonRpcId } from './json-rpc-envelope.
 import type { Logger } from '../core/logging.js';
 import { collectYoungGeneration } from './memory.js';
 import { formatBytes } from '../text/sizes.js';
+import { MAX_JSON_NESTING, nestsDeeperThan, tooDeepError } from './json-nesting.js';
 
 /**
  * The default largest message, as the SDK has always enforced it: clients already live within it
@@ -159,8 +160,15 @@ export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  /** Sees every well-formed inbound message before the SDK does (the serving layer follows listen streams through it). */
-  inspect?: (message: JSONRPCMessage) => void;
+  /**
+   * Sees every well-formed inbound message before the SDK does, and may hold it (a promise) or
+   * hand on another in its place: the serving layer arms a listen stream's change sources before
+   * the SDK acknowledges it, and narrows the stream to what it really follows. Messages reach the
+   * SDK in the order they came, so those after a held one wait for it.
+   */
+  intercept?: (message: JSONRPCMessage) => JSONRPCMessage | Promise<JSONRPCMessage>;
+  /** Sees every message sent (the serving layer learns of the SDK's refusals through it). */
+  observeSent?: (message: JSONRPCMessage) => void;
 
   readonly maxMessageBytes: number;
   private readonly stdin: Readable;
@@ -172,6 +180,8 @@ export class StdioTransport implements Transport {
   /** Lines waiting for stdout to drain, each with the resolver of its send(). */
   private queue: { line: string; done: () => void }[] = [];
   private blocked = false;
+  /** The last inbound message still held by `intercept`: later ones are delivered after it. */
+  private held: Promise<void> | undefined;
 
   constructor(options: StdioTransportOptions = {}) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -196,6 +206,7 @@ export class StdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The stdio transport is closed.'));
+    this.observeSent?.(message);
     const line = `${JSON.stringify(message)}\n`;
     return new Promise((resolve) => {
       if (this.blocked) {
@@ -265,6 +276,13 @@ export class StdioTransport implements Transport {
       this.reply(null, PARSE_ERROR, `Parse error: the message is not valid JSON (${reason}). Send one JSON-RPC 2.0 object per line.`);
       return;
     }
+    const object = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    const id = object && (typeof object.id === 'string' || typeof object.id === 'number') ? object.id : null;
+    // Refused before anything walks it recursively (the SDK's validation would overflow the stack).
+    if (nestsDeeperThan(value, MAX_JSON_NESTING)) {
+      this.refuseTooDeep(object, id);
+      return;
+    }
     let message: JSONRPCMessage | undefined;
     try {
       message = parseJSONRPCMessage(value);
@@ -272,12 +290,9 @@ export class StdioTransport implements Transport {
       message = undefined;
     }
     if (message) {
-      this.inspect?.(message);
-      this.onmessage?.(message);
+      this.deliver(message);
       return;
     }
-    const object = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-    const id = object && (typeof object.id === 'string' || typeof object.id === 'number') ? object.id : null;
     if (object && !('method' in object) && ('result' in object || 'error' in object)) {
       // A malformed response to one of our requests: answering it could start a ping-pong of errors.
       this.log?.warning('received a malformed JSON-RPC response; ignored', { id });
@@ -288,6 +303,49 @@ export class StdioTransport implements Transport {
       ? 'JSON-RPC batches (arrays) are not supported by MCP; send one message per line.'
       : 'it is not a JSON-RPC 2.0 request or notification (it needs "jsonrpc": "2.0", a string "method" and, for a request, a string or number "id").';
     this.reply(id, INVALID_REQUEST, `Invalid Request: ${why}`);
+  }
+
+  /** Hands a message to the SDK through `intercept`, in arrival order. */
+  private deliver(message: JSONRPCMessage): void {
+    let next: JSONRPCMessage | Promise<JSONRPCMessage>;
+    try {
+      next = this.intercept ? this.intercept(message) : message;
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      next = message;
+    }
+    if (!this.held && !(next instanceof Promise)) {
+      this.onmessage?.(next);
+      return;
+    }
+    const prior = this.held ?? Promise.resolve();
+    const held = prior
+      .then(() => next)
+      .catch((error: unknown) => {
+        // The message still gets its answer: the SDK sees it as it came.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        return message;
+      })
+      .then((ready) => {
+        if (!this.closed) this.onmessage?.(ready);
+      });
+    this.held = held;
+    void held.finally(() => {
+      if (this.held === held) this.held = undefined;
+    });
+  }
+
+  private refuseTooDeep(object: Record<string, unknown> | undefined, id: JsonRpcId | null): void {
+    const error = tooDeepError(MAX_JSON_NESTING);
+    if (object && !('method' in object) && ('result' in object || 'error' in object)) {
+      // The answer to one of our own requests: fail that request rather than leave it waiting.
+      this.log?.warning(`dropped a response nested more than ${MAX_JSON_NESTING} levels deep`, { id });
+      if (id !== null) this.onmessage?.({ jsonrpc: '2.0', id, error: { ...error, message: `The client's response nests more than ${MAX_JSON_NESTING} levels deep and was discarded.` } });
+      return;
+    }
+    this.log?.warning(`refused a message nested more than ${MAX_JSON_NESTING} levels deep`, { id });
+    if (id === null && object && 'method' in object && !('id' in object)) return; // A notification: nothing to answer.
+    this.reply(id, error.code, error.message, error.data);
   }
 
   private handleOversized(size: number, head: Buffer, tail: Buffer): void {

@@ -21,7 +21,7 @@ export function listAllowedDirectoriesTool(): AnyToolDefinition {
     handler: async (_args, ctx) => {
       const snapshot = await ctx.roots();
       const text =
-        snapshot.directories.length > 0 ? `Allowed directories:\n${snapshot.directories.join('\n')}` : `Allowed directories: none.\n${noRootsMessage()}`;
+        snapshot.directories.length > 0 ? `Allowed directories:\n${snapshot.directories.join('\n')}` : `Allowed directories: none.\n${noRootsMessage(snapshot.source)}`;
       return { text, structured: { directories: snapshot.directories, source: snapshot.source } };
     },
   });
