@@ -101,6 +101,14 @@ export interface HttpOptions {
   /** Largest JSON body accepted. */
   maxBodyBytes?: number;
   /**
+   * Most request-body bytes held at once, all requests together (default 64 MiB, 16 bodies of the
+   * largest size). A request whose declared length (or whose bytes so far, without one) would pass
+   * it is answered 503 with Retry-After at once, before its body is read.
+   */
+  maxBodyBytesInFlight?: number;
+  /** How long a request body may take to arrive, from its headers to its last byte (default 30 s); later: 408. */
+  bodyTimeoutMs?: number;
+  /**
    * After this many sessions have closed (expired or ended by their clients), run a full garbage
    * collection once they have all gone, at most every 10 s, so the memory they held goes back to
    * the system instead of waiting for allocation to trigger V8 (default 25; 0 never).
@@ -163,6 +171,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   let opening = 0;
   const idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const bodies = new BodyBudget(options.maxBodyBytesInFlight ?? 64 * 1024 * 1024, options.bodyTimeoutMs ?? 30_000);
   const maxSessions = options.maxSessions ?? 100;
   const gateDigest = options.authToken ? sha256(options.authToken) : undefined;
   const releaser = new MemoryReleaser({ afterSessions: options.releaseMemoryAfter ?? 25, log: options.log });
@@ -390,11 +399,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
 
     if (url.pathname === '/mcp') {
       const sessionId = headerValue(req.headers['mcp-session-id']);
-      const body = req.method === 'POST' ? await readJson(req, maxBody).catch((e: Error) => e) : undefined;
-      if (body instanceof Error) {
-        if (body.message === 'too large') res.setHeader('Connection', 'close');
-        return reject(res, body.message === 'too large' ? 413 : 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
-      }
+      const body = req.method === 'POST' ? await readJson(req, maxBody, bodies).catch((e: Error) => e) : undefined;
+      if (body instanceof Error) return refuseBody(req, res, body, maxBody, bodies, releaser);
       if (sessionId) {
         if (replicas && !sessions.has(sessionId)) {
           // A client's answer to another replica's request goes there, without a copy of the session here.
@@ -456,11 +462,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       const id = url.searchParams.get('sessionId') ?? '';
       const session = sessionFor(id, 'sse', auth, res);
       if (session?.kind !== 'sse') return;
-      const body = await readJson(req, maxBody).catch((e: Error) => e);
-      if (body instanceof Error) {
-        if (body.message === 'too large') res.setHeader('Connection', 'close');
-        return reject(res, 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
-      }
+      const body = await readJson(req, maxBody, bodies).catch((e: Error) => e);
+      if (body instanceof Error) return refuseBody(req, res, body, maxBody, bodies, releaser);
       return session.transport.handlePost(body, res, auth);
     }
 
@@ -483,6 +486,9 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     Math.max(50, Math.min(60_000, Math.floor(idleTimeoutMs / 4))),
   );
   sweeper.unref();
+
+  // Node's own limit on receiving a request (300 s by default) only backs up the body deadline.
+  httpServer.requestTimeout = bodies.timeoutMs + 10_000;
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -576,37 +582,115 @@ function reject(res: http.ServerResponse, status: number, message: string): void
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
+/** Why a body was not read: each has its own status. */
+class BodyRefusal extends Error {
+  constructor(
+    readonly status: 400 | 408 | 413 | 503,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
- * The request body as JSON. Past `limit` the rest is read and dropped rather than left unread: a
- * connection destroyed mid-upload loses the 413 (the client sees a reset, or waits forever), and one
- * left with unread bytes cannot carry the next request. The answer then closes the connection.
+ * The request-body bytes held at once by all requests together, and how long one body may take.
+ * Unbounded, 250 connections each trickling a 4 MiB body a byte every few seconds took a server from
+ * 79 to 1,082 MiB until Node's request timeout (328 s), and 486 MiB stayed afterwards.
  */
-function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
+class BodyBudget {
+  held = 0;
+
+  constructor(
+    readonly limit: number,
+    readonly timeoutMs: number,
+  ) {}
+
+  reserve(bytes: number): boolean {
+    if (this.held + bytes > this.limit) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.held = Math.max(0, this.held - bytes);
+  }
+}
+
+/** Answers a body that was not read, and makes sure its connection does not stay to trickle more. */
+function refuseBody(req: http.IncomingMessage, res: http.ServerResponse, error: Error, maxBody: number, bodies: BodyBudget, releaser: MemoryReleaser): void {
+  const refusal = error instanceof BodyRefusal ? error : new BodyRefusal(400, 'Bad request: invalid JSON.');
+  if (refusal.status !== 400) {
+    res.setHeader('Connection', 'close');
+    // Whatever the client still sends is dropped as it comes; the deadline ends the connection.
+    const cut = setTimeout(() => req.socket.destroy(), bodies.timeoutMs);
+    cut.unref();
+    res.once('close', () => clearTimeout(cut));
+  }
+  if (refusal.status === 503) res.setHeader('Retry-After', '1');
+  // A large body given up frees its memory only at V8's next collection: count it like a closed session.
+  if (refusal.status !== 400 && maxBody >= 1024 * 1024) releaser.sessionClosed();
+  reject(res, refusal.status, refusal.message);
+}
+
+/**
+ * The request body as JSON, within the budget of bytes held by all requests and the body deadline.
+ * A declared length is reserved before anything is read, so a request that cannot be served is
+ * refused at once (503), not after its bytes have piled up. Small chunks (a slow client's byte) are
+ * copied: each is otherwise a view of the socket's 64 KiB read buffer, which it would keep alive.
+ * Past `limit` the rest is read and dropped rather than left unread: a connection destroyed
+ * mid-upload loses the 413 (the client sees a reset, or waits forever), and one left with unread
+ * bytes cannot carry the next request. The answer then closes the connection.
+ */
+function readJson(req: http.IncomingMessage, limit: number, budget: BodyBudget): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let reserved = 0;
+    let done = false;
+    const declared = Number(req.headers['content-length']);
+    const finish = (error: BodyRefusal | undefined, value?: unknown): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      budget.release(reserved);
+      reserved = 0;
+      chunks.length = 0;
+      if (error) {
+        req.off('data', onData);
+        req.resume();
+        reject(error);
+      } else resolve(value);
+    };
+    const timer = setTimeout(
+      () => finish(new BodyRefusal(408, `Request timeout: the request body did not arrive within ${Math.round(budget.timeoutMs / 1000)} s.`)),
+      budget.timeoutMs,
+    );
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
+      if (size > limit) return finish(new BodyRefusal(413, `Bad request: body too large (the limit is ${limit} bytes).`));
+      if (size > reserved) {
+        if (!budget.reserve(size - reserved)) return finish(new BodyRefusal(503, 'Server busy: too many request bodies are arriving at once. Retry in a moment.'));
+        reserved = size;
       }
-      req.off('data', onData);
-      chunks.length = 0;
-      req.resume();
-      reject(new Error('too large'));
+      chunks.push(chunk.length < 4096 && chunk.buffer.byteLength > 4 * chunk.length ? Buffer.from(chunk) : chunk);
     };
     req.on('data', onData);
-    req.on('error', reject);
+    req.on('error', () => finish(new BodyRefusal(400, 'Bad request: the request body was cut off.')));
+    req.on('close', () => finish(new BodyRefusal(400, 'Bad request: the request body was cut off.')));
     req.on('end', () => {
-      if (size > limit) return;
+      if (done) return;
       const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') return resolve(undefined);
+      if (text.trim() === '') return finish(undefined, undefined);
       try {
-        resolve(JSON.parse(text));
+        finish(undefined, JSON.parse(text));
       } catch {
-        reject(new Error('invalid JSON'));
+        finish(new BodyRefusal(400, 'Bad request: invalid JSON.'));
       }
     });
+    if (Number.isFinite(declared) && declared > limit) return finish(new BodyRefusal(413, `Bad request: body too large (the limit is ${limit} bytes).`));
+    if (Number.isFinite(declared) && declared > 0) {
+      if (!budget.reserve(declared)) return finish(new BodyRefusal(503, 'Server busy: too many request bodies are arriving at once. Retry in a moment.'));
+      reserved = declared;
+    }
   });
 }
