@@ -176,6 +176,26 @@ describe('2025-era sessions shared by replicas through Redis (in-process replica
     await open(set[1]!);
   });
 
+  it('Redis holds what open sessions need, not what their calls did: a few keys per session after 100 calls, none once it ends', async () => {
+    const set = await replicas(2);
+    const redis = new Redis(REDIS);
+    closers.push(async () => redis.disconnect());
+    const prefix = set[0]!.link.prefix;
+    const keys = async (): Promise<string[]> => (await redis.keys(`${prefix}*`)).map((key) => key.slice(prefix.length).replace(/[0-9a-f-]{36}/g, 'ID')).sort();
+    const { client, transport } = await spreadClient(set);
+    for (let i = 0; i < 100; i++) expect(text(await client.callTool({ name: 'allowed_directories', arguments: {} }))).toBeDefined();
+    // Written without waiting for Redis: wait until the last call's event is there.
+    await expect.poll(async () => redis.xlen(`${prefix}events:${transport.sessionId}:requests`), { timeout: 5000 }).toBeGreaterThanOrEqual(100);
+    expect(await keys()).toEqual(['events:ID:requests', 'session:ID', 'sessions']);
+    let bytes = 0;
+    for (const key of await redis.keys(`${prefix}*`)) bytes += Number(await redis.call('MEMORY', 'USAGE', key));
+    // Measured: 80 KB with 200 calls behind it, about 0.4 KB a call; the request events are capped at about 1,000.
+    expect(bytes).toBeLessThan(200_000);
+    await transport.terminateSession();
+    // The last session gone, its sorted set of sessions goes too (Redis drops an empty set).
+    await expect.poll(keys, { timeout: 5000 }).toEqual([]);
+  });
+
   it('Redis unreachable: each replica serves its own sessions alone, within its own cap, and no request waits for Redis', async () => {
     const set = await replicas(1, { redisUrl: 'redis://127.0.0.1:1', maxSessions: 1 });
     const started = Date.now();
