@@ -196,6 +196,24 @@ describe('2025-era sessions shared by replicas through Redis (in-process replica
     await expect.poll(keys, { timeout: 5000 }).toEqual([]);
   });
 
+  it("a request's stream resumes on another replica from the one Redis stream of the session's requests: its own events after the last seen, in order", async () => {
+    const [a, b] = await replicas(2);
+    const store = new RedisSessionDirectory(a!.link, 60_000).eventStore('s1');
+    const other = new RedisSessionDirectory(b!.link, 60_000).eventStore('s1');
+    const note = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progressToken: 1, progress: n } });
+    const first = await store.storeEvent('req-1', note(1));
+    await store.storeEvent('req-2', note(100));
+    await store.storeEvent('req-1', note(2));
+    await store.storeEvent('req-1', note(3));
+    const redis = new Redis(REDIS);
+    closers.push(async () => redis.disconnect());
+    await expect.poll(async () => redis.xlen(`${a!.link.prefix}events:s1:requests`), { timeout: 5000 }).toBe(4);
+    const replayed: unknown[] = [];
+    expect(await other.getStreamIdForEventId!(first)).toBe('req-1');
+    expect(await other.replayEventsAfter(first, { send: async (_id, message) => void replayed.push((message as { params: { progress: number } }).params.progress) })).toBe('req-1');
+    expect(replayed).toEqual([2, 3]);
+  });
+
   it('Redis unreachable: each replica serves its own sessions alone, within its own cap, and no request waits for Redis', async () => {
     const set = await replicas(1, { redisUrl: 'redis://127.0.0.1:1', maxSessions: 1 });
     const started = Date.now();
