@@ -210,7 +210,7 @@ describe('2025-era sessions shared by replicas through Redis (in-process replica
     await expect.poll(async () => redis.xlen(`${a!.link.prefix}events:s1:requests`), { timeout: 5000 }).toBe(4);
     const replayed: unknown[] = [];
     expect(await other.getStreamIdForEventId!(first)).toBe('req-1');
-    expect(await other.replayEventsAfter(first, { send: async (_id, message) => void replayed.push((message as { params: { progress: number } }).params.progress) })).toBe('req-1');
+    expect(await other.replayEventsAfter(first, { send: async (_id, message) => void replayed.push((message as unknown as { params: { progress: number } }).params.progress) })).toBe('req-1');
     expect(replayed).toEqual([2, 3]);
   });
 
