@@ -214,6 +214,32 @@ describe('2025-era sessions shared by replicas through Redis (in-process replica
     expect(replayed).toEqual([2, 3]);
   });
 
+  it('Redis restarted empty: each replica records its live sessions again when the link comes back, so the cap still holds and the sessions still move', async () => {
+    const set = await replicas(2, { maxSessions: 2 });
+    const redis = new Redis(REDIS);
+    closers.push(async () => redis.disconnect());
+    const prefix = set[0]!.link.prefix;
+    const open = async (replica: Replica): Promise<Client> => {
+      const client = new Client({ name: 'cap', version: '0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(replica.running.url)));
+      closers.push(() => client.close());
+      return client;
+    };
+    await open(set[0]!);
+    const second = await open(set[1]!);
+    // What a Redis restarted without persistence holds: nothing of ours.
+    await redis.del(...(await redis.keys(`${prefix}*`)));
+    // Each replica's connection drops and comes back, as it does when Redis restarts.
+    for (const replica of set) (replica.link as unknown as { commands: Redis }).commands.disconnect(true);
+    await expect.poll(() => redis.zcard(`${prefix}sessions`), { timeout: 10_000, interval: 100 }).toBe(2);
+    await expect.poll(() => set.every((r) => r.link.ready), { timeout: 10_000 }).toBe(true);
+    // The cap holds across replicas again: a third session is refused on either.
+    await expect(open(set[0]!)).rejects.toThrow(/busy|503/i);
+    await expect(open(set[1]!)).rejects.toThrow(/busy|503/i);
+    // And the record is whole again: the session still answers.
+    expect(text(await second.callTool({ name: 'allowed_directories', arguments: {} }))).toBeDefined();
+  });
+
   it('Redis unreachable: each replica serves its own sessions alone, within its own cap, and no request waits for Redis', async () => {
     const set = await replicas(1, { redisUrl: 'redis://127.0.0.1:1', maxSessions: 1 });
     const started = Date.now();

@@ -98,6 +98,24 @@ export class RedisSessionDirectory {
     return opened === 1;
   }
 
+  /**
+   * Records again a session this replica serves, after Redis came back: it may have restarted
+   * empty. Not bound by the cap: the session is open already. The record's fields are this
+   * replica's view; another replica serving the same session writes the same ones.
+   */
+  async reregister(id: string, tokenDigest: string, initialize: Record<string, unknown>, state: SessionState, holdsStream: boolean): Promise<void> {
+    const now = Date.now();
+    const done = await this.link.run((redis) => {
+      const steps = redis
+        .multi()
+        .zadd(this.key('sessions'), now + this.ttlMs, id)
+        .hset(this.sessionKey(id), 'token', tokenDigest, 'init', JSON.stringify(initialize), 'state', JSON.stringify(state));
+      if (holdsStream) steps.hset(this.sessionKey(id), 'holder', this.replicaId);
+      return steps.pexpire(this.sessionKey(id), this.ttlMs).exec();
+    });
+    if (done !== UNAVAILABLE) this.touched.set(id, now);
+  }
+
   async find(id: string): Promise<Answer<SessionRecord | undefined>> {
     const fields = await this.link.run((redis) => redis.hgetall(this.sessionKey(id)));
     if (fields === UNAVAILABLE) return UNAVAILABLE;

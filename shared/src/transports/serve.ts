@@ -92,6 +92,11 @@ export interface HttpOptions {
   authenticate?: Authenticator;
   /** Most sessions open at once; past it, new sessions get 503 with Retry-After (default 100). */
   maxSessions?: number;
+  /**
+   * Most 2026-07-28 `subscriptions/listen` streams open at once on this replica, whatever they follow
+   * (resources, list changes, nothing); past it a new one gets 503 with Retry-After (default: maxSessions).
+   */
+  maxListenStreams?: number;
   /** Extra Host header values to accept (host or host:port). */
   allowedHosts?: string[];
   /** Extra Origin values to accept (scheme://host[:port]); loopback origins are always accepted. */
@@ -132,6 +137,8 @@ export interface RunningHttp extends RunningTransport {
 type HttpSession = { server: SuiteServer; lastSeen: number; tokenDigest: Buffer | undefined } & (
   | {
       kind: 'streamable';
+      /** The client's initialize parameters: with replicas, what the session's record is rebuilt from. */
+      initialize: Record<string, unknown>;
       transport: WebStandardStreamableHTTPServerTransport;
       outer: SessionTransport;
       serve: NodeMcpRequestHandler;
@@ -189,9 +196,22 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     },
     { legacy: 'reject', bus, maxRequestBodySize: maxBody, onerror: (error) => options.log.private('debug', `2026-07-28 request refused or failed: ${error.message}`) },
   );
-  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBody, onerror: (error) => options.log.private('error', `HTTP request failed: ${error.stack ?? error.message}`) });
+  // A request in flight when the server closes is answered by the SDK with an empty 499 (the
+  // connection closed under it): the client deserves a JSON-RPC error that says why.
+  const serveModern = toNodeHandler(
+    {
+      fetch: async (request: Request, opts?: McpHandlerRequestOptions & { parsedBody?: unknown }) => {
+        const response = await modern.fetch(request, opts);
+        if (response.status !== 499 || !shuttingDown) return response;
+        return Response.json(shutdownError(requestIdOf(opts?.parsedBody)), { status: 503, headers: { 'Retry-After': '1' } });
+      },
+    },
+    { maxRequestBodySize: maxBody, onerror: (error) => options.log.private('error', `HTTP request failed: ${error.stack ?? error.message}`) });
   let listening = 0;
-  const maxListens = maxSessions;
+  const maxListens = options.maxListenStreams ?? maxSessions;
+  /** 2026-07-28 requests being served, so that shutdown can answer them itself (see close). */
+  const modernInFlight = new Set<http.ServerResponse>();
+  let shuttingDown = false;
 
   /**
    * A listen stream's change sources: a session of its own in the change hub (a server built for
@@ -201,11 +221,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     const filter = listenFilterOf((body as { params?: unknown }).params);
     if (!filter || (!filter.resourceSubscriptions?.length && !filter.resourcesListChanged)) return;
     const server = await factory({ id: `listen-${randomUUID()}`, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
-    listening += 1;
-    res.once('close', () => {
-      listening -= 1;
-      void server.close();
-    });
+    res.once('close', () => void server.close());
     server.followInto((event) => bridge.publish(event));
     if (filter.resourceSubscriptions?.length) await server.listen(filter.resourceSubscriptions);
   };
@@ -268,7 +284,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
    * A 2025-era session over Streamable HTTP: the SDK's transport (behind ours when replicas share
    * sessions), served to Node through the SDK's adapter. Not yet in the session map.
    */
-  const startStreamable = async (id: string, auth: AuthInfo | undefined, headers: Record<string, string>): Promise<HttpSession & { kind: 'streamable' }> => {
+  const startStreamable = async (id: string, auth: AuthInfo | undefined, headers: Record<string, string>, initialize: Record<string, unknown>): Promise<HttpSession & { kind: 'streamable' }> => {
     const server = await factory({ id, transport: 'http', headers, ...(auth ? { auth } : {}) });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
@@ -277,6 +293,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     const outer = new SessionTransport(transport, id, replicas);
     const session = {
       kind: 'streamable' as const,
+      initialize,
       server,
       transport,
       outer,
@@ -320,7 +337,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     pending = (async () => {
       const record = await replicas.find(id);
       if (record === UNAVAILABLE || record === undefined || !openedWith(record, auth)) return undefined;
-      const session = await startStreamable(id, auth, sessionHeaders(req));
+      const session = await startStreamable(id, auth, sessionHeaders(req), record.initialize);
       try {
         await replayInitialize(session.transport, id, record.initialize);
       } catch (error) {
@@ -357,6 +374,18 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     },
   );
 
+  /**
+   * Redis back after an outage (or restarted empty, having forgotten every session): this replica
+   * records its live sessions again, so that the shared cap counts them and other replicas can take
+   * them up. Without it, a Redis restarted empty let a replica accept twice the cap.
+   */
+  const stopReregistering = replicas?.link.onReady(() => {
+    for (const [id, session] of sessions) {
+      if (session.kind !== 'streamable' || session.transport.sessionId === undefined) continue;
+      void replicas.reregister(id, session.tokenDigest?.toString('hex') ?? '', session.initialize, session.server.sessionState(), session.outer.holdsStream);
+    }
+  });
+
   /** The session a request names, if it exists and the request carries the token the session was opened with. */
   const sessionFor = (id: string, kind: HttpSession['kind'], auth: AuthInfo | undefined, res: http.ServerResponse): HttpSession | undefined => {
     const session = sessions.get(id);
@@ -371,6 +400,11 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     }
     session.lastSeen = Date.now();
     return session;
+  };
+
+  const busyListening = (res: http.ServerResponse): void => {
+    res.setHeader('Retry-After', '5');
+    reject(res, 503, `Server busy: all ${maxListens} listen streams (subscriptions/listen) are open. Retry later, or close streams you no longer need.`);
   };
 
   const busy = (res: http.ServerResponse): void => {
@@ -420,8 +454,16 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       }
       if (req.method === 'POST' && body !== undefined && !(await isLegacyRequest(probeRequest(req), body, { maxRequestBodySize: maxBody }))) {
         const isListen = (body as { method?: unknown }).method === 'subscriptions/listen';
-        if (isListen && listening >= maxListens) return busy(res);
-        if (isListen) await followListen(req, res, body, auth);
+        if (isListen) {
+          // Every stream counts, whatever it follows: one of list changes only holds a connection too.
+          if (listening >= maxListens) return busyListening(res);
+          listening += 1;
+          res.once('close', () => (listening -= 1));
+          await followListen(req, res, body, auth);
+        }
+        if (shuttingDown) return reject(res, 503, 'The server is shutting down; retry in a moment (another replica may answer).', requestIdOf(body));
+        modernInFlight.add(res);
+        res.once('close', () => modernInFlight.delete(res));
         return serveModern(req, res, body);
       }
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
@@ -429,11 +471,11 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       }
       const id = randomUUID();
       // With replicas the cap counts every replica's sessions, in Redis; without Redis, this one's.
-      const recorded = replicas ? await replicas.open(id, auth ? sha256(auth.token).toString('hex') : '', (body as { params?: unknown }).params, maxSessions) : UNAVAILABLE;
+      const recorded = replicas ? await replicas.open(id, auth ? sha256(auth.token).toString('hex') : '', initializeParams(body), maxSessions) : UNAVAILABLE;
       if (recorded === false || (recorded === UNAVAILABLE && full())) return busy(res);
       opening += 1;
       try {
-        const session = await startStreamable(id, auth, sessionHeaders(req));
+        const session = await startStreamable(id, auth, sessionHeaders(req), initializeParams(body));
         openSession(id, session);
         await session.serve(req, res, body);
         // An initialize that failed leaves a session no client can use: release it now.
@@ -481,7 +523,15 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   const sweeper = setInterval(
     () => {
       const now = Date.now();
-      for (const [id, session] of sessions) if (now - session.lastSeen > idleTimeoutMs) void dropSession(id);
+      for (const [id, session] of sessions) {
+        // An open stream is a client listening: its session is in use although it sends nothing.
+        if ((session.kind === 'streamable' && session.outer.holdsStream) || session.kind === 'sse') {
+          session.lastSeen = now;
+          replicas?.touch(id);
+          continue;
+        }
+        if (now - session.lastSeen > idleTimeoutMs) void dropSession(id);
+      }
     },
     Math.max(50, Math.min(60_000, Math.floor(idleTimeoutMs / 4))),
   );
@@ -505,7 +555,14 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     async close() {
       clearInterval(sweeper);
       stopListening?.();
+      stopReregistering?.();
+      shuttingDown = true;
       await modern.close();
+      // The calls modern.close() cut are being answered (a JSON-RPC error each): let the answers go out.
+      await Promise.race([
+        Promise.all([...modernInFlight].map((res) => new Promise<void>((resolve) => (res.writableFinished || res.destroyed ? resolve() : res.once('close', () => resolve()))))),
+        new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+      ]);
       releaser.stop();
       await Promise.all([...sessions.keys()].map(dropSession));
       httpServer.closeAllConnections();
@@ -577,9 +634,26 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function reject(res: http.ServerResponse, status: number, message: string): void {
+function reject(res: http.ServerResponse, status: number, message: string, id: string | number | null = null): void {
   res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id }));
+}
+
+/** The JSON-RPC error for a request cut by the server's shutdown. */
+function shutdownError(id: string | number | null): Record<string, unknown> {
+  return { jsonrpc: '2.0', error: { code: -32000, message: 'The server is shutting down: this request was stopped before it finished. Retry it (another replica may answer).' }, id };
+}
+
+/** The params of an initialize request body, as kept for the session. */
+function initializeParams(body: unknown): Record<string, unknown> {
+  const params = (body as { params?: unknown } | undefined)?.params;
+  return params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+}
+
+/** The id of a single JSON-RPC request body, for an error answered outside the SDK. */
+function requestIdOf(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 /** Why a body was not read: each has its own status. */
