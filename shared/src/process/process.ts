@@ -378,6 +378,7 @@ export async function terminateAllProcesses(graceMs = DEFAULT_KILL_GRACE_MS): Pr
       await settlesWithin(allExited, KILL_WAIT_MS);
     }
   }
+  await guard.stop();
 }
 
 function startChild(command: string, args: readonly string[], options: ChildEnvironmentOptions, label: string, stdio: ['pipe' | 'ignore', 'pipe', 'pipe' | 'inherit' | 'ignore']): ChildProcess {
@@ -475,6 +476,23 @@ class ChildGuard {
 
   unwatch(pgid: number): void {
     if (this.watched.delete(pgid)) this.send(`-${pgid}\n`);
+  }
+
+  /**
+   * Ends the watchdog (the server is shutting down and has stopped its children): it reads end of
+   * input, kills any group still listed, and exits; waiting for that lets this process reap it, so
+   * a clean exit leaves no process, not even a zombie, for init. The next child starts a new one.
+   */
+  async stop(waitMs = 500): Promise<void> {
+    const watchdog = this.watchdog;
+    if (!watchdog) return;
+    this.watchdog = undefined;
+    const exited = new Promise<void>((resolve) => {
+      if (watchdog.exitCode !== null || watchdog.signalCode !== null) resolve();
+      else watchdog.once('exit', () => resolve());
+    });
+    watchdog.stdin?.end();
+    await settlesWithin(exited, waitMs);
   }
 
   private send(line: string): void {
