@@ -6,6 +6,8 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as StreamableV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Logger, serveHttp, type RunningHttp } from '../src/index.js';
 import { probeServer } from './fixtures/probe-server.js';
 
@@ -95,5 +97,24 @@ describe('HTTP streams and shutdown', () => {
     await closing;
     expect(message).toMatch(/shutting down/);
     expect(message).not.toMatch(/499/);
+  });
+
+  it('answers a 2025 session call cut by shutdown with a JSON-RPC error saying so, at once (not at the client timeout)', async () => {
+    running = await serveHttp(() => probeServer({ directories: [] }), { port: 0, host: '127.0.0.1', log: new Logger('streams') });
+    const client = new ClientV1({ name: 'legacy', version: '0' });
+    clients.push(client);
+    await client.connect(new StreamableV1(new URL(running.url)));
+    const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, undefined, { timeout: 8_000 }).then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    const closing = running.close();
+    running = undefined;
+    const message = await call;
+    await closing;
+    expect(message).toMatch(/shutting down/);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -563,6 +563,10 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         Promise.all([...modernInFlight].map((res) => new Promise<void>((resolve) => (res.writableFinished || res.destroyed ? resolve() : res.once('close', () => resolve()))))),
         new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
       ]);
+      // 2025 sessions' calls still running get the same answer on their streams before the sessions go.
+      await Promise.all(
+        [...sessions.values()].map((session) => (session.kind === 'streamable' ? session.outer.answerInFlight(SHUTTING_DOWN) : undefined)),
+      );
       releaser.stop();
       await Promise.all([...sessions.keys()].map(dropSession));
       httpServer.closeAllConnections();
@@ -639,9 +643,11 @@ function reject(res: http.ServerResponse, status: number, message: string, id: s
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id }));
 }
 
+const SHUTTING_DOWN = 'The server is shutting down: this request was stopped before it finished. Retry it (another replica may answer).';
+
 /** The JSON-RPC error for a request cut by the server's shutdown. */
 function shutdownError(id: string | number | null): Record<string, unknown> {
-  return { jsonrpc: '2.0', error: { code: -32000, message: 'The server is shutting down: this request was stopped before it finished. Retry it (another replica may answer).' }, id };
+  return { jsonrpc: '2.0', error: { code: -32000, message: SHUTTING_DOWN }, id };
 }
 
 /** The params of an initialize request body, as kept for the session. */
