@@ -699,12 +699,16 @@ class BodyBudget {
 /** Answers a body that was not read, and makes sure its connection does not stay to trickle more. */
 function refuseBody(req: http.IncomingMessage, res: http.ServerResponse, error: Error, maxBody: number, bodies: BodyBudget, releaser: MemoryReleaser): void {
   const refusal = error instanceof BodyRefusal ? error : new BodyRefusal(400, 'Bad request: invalid JSON.');
-  if (refusal.status !== 400) {
-    res.setHeader('Connection', 'close');
-    // Whatever the client still sends is dropped as it comes; the deadline ends the connection.
+  if (refusal.status === 408) res.setHeader('Connection', 'close');
+  else if (refusal.status !== 400 && !req.complete) {
+    // Answered at once; whatever the client still sends is read and dropped as it comes (closing
+    // now would reset a client still writing, which then never sees the answer), and the connection
+    // serves its next request once the body is over. A body that does not end by the deadline
+    // loses its connection.
     const cut = setTimeout(() => req.socket.destroy(), bodies.timeoutMs);
     cut.unref();
-    res.once('close', () => clearTimeout(cut));
+    req.once('end', () => clearTimeout(cut));
+    req.once('close', () => clearTimeout(cut));
   }
   if (refusal.status === 503) res.setHeader('Retry-After', '1');
   // A large body given up frees its memory only at V8's next collection: count it like a closed session.
