@@ -94,6 +94,7 @@ export {
   MAX_CONCURRENT_PROCESSES,
   spawnManaged,
   terminateAllProcesses,
+  childGuardPid,
   type RunProcessOptions,
   type ProcessResult,
   type ManagedProcess,

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -166,13 +167,82 @@ describe('HTTP transport', () => {
     expect(statuses).toEqual([413, 200, 413, 200, 413, 200, 413, 200]);
   }, 60_000);
 
-  it('closes idle sessions', async () => {
+  describe('request bodies in flight', () => {
+    /** A raw connection that sends the headers of a POST, then its body a few bytes at a time. */
+    function trickle(port: number, headers: string, every: number): { status: Promise<number>; stop: () => void } {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      let answer = '';
+      let timer: NodeJS.Timeout | undefined;
+      const status = new Promise<number>((resolve) => {
+        socket.on('data', (chunk: Buffer) => {
+          answer += chunk.toString();
+          const match = /^HTTP\/1\.1 (\d+)/.exec(answer);
+          if (match) resolve(Number(match[1]));
+        });
+        socket.on('close', () => resolve(0));
+      });
+      socket.write(headers);
+      timer = setInterval(() => socket.write(headers.includes('chunked') ? '1\r\n \r\n' : ' '), every);
+      const stop = (): void => {
+        clearInterval(timer);
+        timer = undefined;
+        socket.destroy();
+      };
+      void status.then(() => clearInterval(timer));
+      return { status, stop };
+    }
+
+    it('are bounded all together: 100 slow 4 MiB uploads hold a few MiB, the ones past the budget get 503 at once, the rest 408 at the deadline, and the budget comes back', async () => {
+      running = await serveHttp(() => probeServer({ directories: [] }), {
+        port: 0,
+        host: '127.0.0.1',
+        log: new Logger('http-test'),
+        maxBodyBytesInFlight: 8 * 1024 * 1024,
+        bodyTimeoutMs: 1_500,
+      });
+      const port = running.port;
+      const head = (length: number): string =>
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${length}\r\n\r\n`;
+      const rssBefore = process.memoryUsage().rss;
+      let rssPeak = rssBefore;
+      const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
+      const started = Date.now();
+      const uploads = Array.from({ length: 100 }, () => trickle(port, head(4 * 1024 * 1024), 100));
+      let chunked: ReturnType<typeof trickle> | undefined;
+      try {
+        const statuses = await Promise.all(uploads.map((u) => u.status));
+        const elapsed = Date.now() - started;
+        // Two 4 MiB bodies fit the 8 MiB budget; every other upload is refused before its body is read.
+        expect(statuses.filter((s) => s === 503).length).toBe(98);
+        expect(statuses.filter((s) => s === 408).length).toBe(2);
+        expect(elapsed).toBeLessThan(6_000);
+        // A body without a length is held to the same deadline (once the budget has room again).
+        chunked = trickle(port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n`, 100);
+        expect(await chunked.status).toBe(408);
+        // The test process (the server included) grew by far less than the bodies declared (400 MiB).
+        expect(rssPeak - rssBefore).toBeLessThan(64 * 1024 * 1024);
+      } finally {
+        clearInterval(sampler);
+        for (const u of uploads) u.stop();
+        chunked?.stop();
+      }
+      // Everything was given back: a request of the largest size is served again.
+      const big = JSON.stringify({ ...INIT, params: { ...INIT.params, padding: 'x'.repeat(3 * 1024 * 1024) } });
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      for (let i = 0; i < 2; i++) {
+        const answer = await fetch(running.url, { method: 'POST', headers, body: big });
+        await answer.text();
+        expect(answer.status).toBe(200);
+      }
+    }, 30_000);
+  });
+
+  it('closes idle sessions (a session whose GET stream is open is not idle: see http-streams.test.ts)', async () => {
     const server = await start({ idleTimeoutMs: 200 });
-    const client = new Client({ name: 'idle', version: '0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    expect((await rawPost(server.port, { host: `127.0.0.1:${server.port}` })).status).toBe(200);
     expect(server.sessionCount()).toBe(1);
     await expect.poll(() => server.sessionCount(), { timeout: 3000, interval: 50 }).toBe(0);
-    await client.close();
   });
 
   it('runs a full garbage collection once enough sessions have expired', async () => {

@@ -176,6 +176,70 @@ describe('2025-era sessions shared by replicas through Redis (in-process replica
     await open(set[1]!);
   });
 
+  it('Redis holds what open sessions need, not what their calls did: a few keys per session after 100 calls, none once it ends', async () => {
+    const set = await replicas(2);
+    const redis = new Redis(REDIS);
+    closers.push(async () => redis.disconnect());
+    const prefix = set[0]!.link.prefix;
+    const keys = async (): Promise<string[]> => (await redis.keys(`${prefix}*`)).map((key) => key.slice(prefix.length).replace(/[0-9a-f-]{36}/g, 'ID')).sort();
+    const { client, transport } = await spreadClient(set);
+    for (let i = 0; i < 100; i++) expect(text(await client.callTool({ name: 'allowed_directories', arguments: {} }))).toBeDefined();
+    // Written without waiting for Redis: wait until the last call's event is there.
+    await expect.poll(async () => redis.xlen(`${prefix}events:${transport.sessionId}:requests`), { timeout: 5000 }).toBeGreaterThanOrEqual(100);
+    expect(await keys()).toEqual(['events:ID:requests', 'session:ID', 'sessions']);
+    let bytes = 0;
+    for (const key of await redis.keys(`${prefix}*`)) bytes += Number(await redis.call('MEMORY', 'USAGE', key));
+    // Measured: 80 KB with 200 calls behind it, about 0.4 KB a call; the request events are capped at about 1,000.
+    expect(bytes).toBeLessThan(200_000);
+    await transport.terminateSession();
+    // The last session gone, its sorted set of sessions goes too (Redis drops an empty set).
+    await expect.poll(keys, { timeout: 5000 }).toEqual([]);
+  });
+
+  it("a request's stream resumes on another replica from the one Redis stream of the session's requests: its own events after the last seen, in order", async () => {
+    const [a, b] = await replicas(2);
+    const store = new RedisSessionDirectory(a!.link, 60_000).eventStore('s1');
+    const other = new RedisSessionDirectory(b!.link, 60_000).eventStore('s1');
+    const note = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progressToken: 1, progress: n } });
+    const first = await store.storeEvent('req-1', note(1));
+    await store.storeEvent('req-2', note(100));
+    await store.storeEvent('req-1', note(2));
+    await store.storeEvent('req-1', note(3));
+    const redis = new Redis(REDIS);
+    closers.push(async () => redis.disconnect());
+    await expect.poll(async () => redis.xlen(`${a!.link.prefix}events:s1:requests`), { timeout: 5000 }).toBe(4);
+    const replayed: unknown[] = [];
+    expect(await other.getStreamIdForEventId!(first)).toBe('req-1');
+    expect(await other.replayEventsAfter(first, { send: async (_id, message) => void replayed.push((message as unknown as { params: { progress: number } }).params.progress) })).toBe('req-1');
+    expect(replayed).toEqual([2, 3]);
+  });
+
+  it('Redis restarted empty: each replica records its live sessions again when the link comes back, so the cap still holds and the sessions still move', async () => {
+    const set = await replicas(2, { maxSessions: 2 });
+    const redis = new Redis(REDIS);
+    closers.push(async () => redis.disconnect());
+    const prefix = set[0]!.link.prefix;
+    const open = async (replica: Replica): Promise<Client> => {
+      const client = new Client({ name: 'cap', version: '0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(replica.running.url)));
+      closers.push(() => client.close());
+      return client;
+    };
+    await open(set[0]!);
+    const second = await open(set[1]!);
+    // What a Redis restarted without persistence holds: nothing of ours.
+    await redis.del(...(await redis.keys(`${prefix}*`)));
+    // Each replica's connection drops and comes back, as it does when Redis restarts.
+    for (const replica of set) (replica.link as unknown as { commands: Redis }).commands.disconnect(true);
+    await expect.poll(() => redis.zcard(`${prefix}sessions`), { timeout: 10_000, interval: 100 }).toBe(2);
+    await expect.poll(() => set.every((r) => r.link.ready), { timeout: 10_000 }).toBe(true);
+    // The cap holds across replicas again: a third session is refused on either.
+    await expect(open(set[0]!)).rejects.toThrow(/busy|503/i);
+    await expect(open(set[1]!)).rejects.toThrow(/busy|503/i);
+    // And the record is whole again: the session still answers.
+    expect(text(await second.callTool({ name: 'allowed_directories', arguments: {} }))).toBeDefined();
+  });
+
   it('Redis unreachable: each replica serves its own sessions alone, within its own cap, and no request waits for Redis', async () => {
     const set = await replicas(1, { redisUrl: 'redis://127.0.0.1:1', maxSessions: 1 });
     const started = Date.now();

@@ -6,9 +6,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/core/progress.js';
-import { MAX_CONCURRENT_PROCESSES, processCounts, runProcess, spawnManaged, terminateAllProcesses } from '../src/process/process.js';
+import { MAX_CONCURRENT_PROCESSES, childGuardPid, processCounts, runProcess, spawnManaged, terminateAllProcesses } from '../src/process/process.js';
 import { ToolError } from '../src/core/errors.js';
-import { waitUntil } from '@suite/test-kit';
+import { descendantsOf, expectAllGone, waitUntil, type ProcessIdentity } from '@suite/test-kit';
+
+/** The server's watchdog among its children: the `sh -c` whose script reads the pipe. */
+function childGuardPidOf(children: readonly ProcessIdentity[]): number | undefined {
+  return children.find((c) => c.command.startsWith('/bin/sh -c') && c.command.includes('read -r line'))?.pid;
+}
 
 const NODE = process.execPath;
 const PROBE_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'process-bin.mjs');
@@ -282,7 +287,12 @@ describe('runProcess', { timeout: 60_000 }, () => {
   it(`keeps at most ${MAX_CONCURRENT_PROCESSES} children alive at once; the other runs wait their turn and all complete`, async () => {
     const runs = 3 * MAX_CONCURRENT_PROCESSES;
     let most = 0;
-    const children = (): number => readFileSync(`/proc/self/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).length;
+    // The watchdog that stops the children should this process die is not one of the runs.
+    const children = (): number =>
+      readFileSync(`/proc/self/task/${process.pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter((pid) => pid !== '' && Number(pid) !== childGuardPid()).length;
     const sampler = setInterval(() => {
       most = Math.max(most, children());
       expect(processCounts().running).toBeLessThanOrEqual(MAX_CONCURRENT_PROCESSES);
@@ -522,6 +532,17 @@ describe('a server built with runServer', { timeout: 60_000 }, () => {
     // Reaped by the server before it exited: no entry left for init to collect.
     for (const leader of probe.leaders) expect(procStat(leader), `leader ${leader}`).toBeUndefined();
     for (const pid of probe.pids) expect(isRunning(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it('does not leave its children running when it is killed with SIGKILL (no shutdown, no exit handler): all gone within 2 s', async () => {
+    const probe = await startProbe([]);
+    const children = descendantsOf(probe.child.pid!);
+    // Both trees (sh and its background sleep, each), and the watchdog that outlives nothing.
+    for (const pid of probe.pids) expect(children.map((c) => c.pid)).toContain(pid);
+    expect(children.some((c) => c.pid === childGuardPidOf(children))).toBe(true);
+    probe.child.kill('SIGKILL');
+    await probe.exited;
+    await expectAllGone(children, 2_000);
   });
 
   it('does not leave its children running even when it exits without shutting down', async () => {

@@ -195,7 +195,7 @@ export class QueryExecutor {
           },
           lost: () => finish(ToolError.unavailable(this.closed ? this.closedReason : `${options.label}: the query process stopped unexpectedly; try again.`)),
         };
-        sendTo(p.child, { type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars });
+        sendTo(p.child, { type: 'run', id, op, sql: request.sql, params: request.params, maxRows: request.maxRows, maxBytes: request.maxBytes, maxCellChars: request.maxCellChars, timeoutMs: options.timeoutMs });
       };
       // A warm idle process (the usual case) takes the call at once, without a detour through
       // the microtask queue; otherwise wait for one to start or come free.

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database, { chooseSqliteAddon } from '../src/sqlite-addon.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir, spawnServer, type SpawnedSession, type TestSession } from '@suite/test-kit';
+import { descendantsOf, expectAllGone, isAlive, makeTempDir, spawnServer, waitUntil, type SpawnedSession, type TestSession } from '@suite/test-kit';
 import { BIN, makeDatabaseFile, openServer, untilUpdated, type Harness } from './helpers.js';
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -317,6 +317,101 @@ describe('the disk full during a write (a real ENOSPC from a 256 KiB tmpfs)', ()
     } finally {
       await session.close();
       await temp.cleanup();
+    }
+  });
+});
+
+/** A statement that computes for far longer than any test (then writes one row): the work in flight. */
+const ENDLESS_WRITE = 'INSERT INTO teams (name) SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4000000000) SELECT x FROM c)';
+const ENDLESS_READ = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c';
+const QUERY_PROCESS = path.join(PACKAGE_DIR, 'src', 'worker', 'query-process.js');
+
+/** Whether another connection holds the write lock now (BEGIN IMMEDIATE fails at once). */
+function writeLockHeld(file: string): boolean {
+  const db = new Database(file, { timeout: 0 });
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) return true;
+    throw error;
+  } finally {
+    db.close();
+  }
+}
+
+describe('the server killed with SIGKILL mid-work', () => {
+  it('its query process (and every other child) is gone within 2 s, the write in flight is never committed, and the lock is free for others', async () => {
+    const db = await makeDatabaseFile();
+    const session = await spawnServer(BIN, ['--allow-write', db.file], { cwd: PACKAGE_DIR });
+    try {
+      const before = (await teamNames(session)).length;
+      const inFlight = session.callTool('write_query', { query: ENDLESS_WRITE, timeoutSeconds: 30 }).catch((error: unknown) => error);
+      await waitUntil(() => writeLockHeld(db.file), { what: 'the write in flight to hold the lock' });
+      const children = descendantsOf(session.pid!);
+      expect(children.some((child) => child.command.includes('query-process.js')), JSON.stringify(children)).toBe(true);
+
+      process.kill(session.pid!, 'SIGKILL');
+      await expectAllGone(children, 2_000);
+      expect(await inFlight).toBeInstanceOf(Error);
+
+      // Nobody holds the database: another program writes at once, and the orphan's row never comes.
+      expect(writeLockHeld(db.file)).toBe(false);
+      const other = new Database(db.file, { timeout: 0 });
+      other.prepare("INSERT INTO teams (name) VALUES ('after')").run();
+      expect((other.prepare('SELECT count(*) AS n FROM teams').get() as { n: number }).n).toBe(before + 1);
+      other.close();
+    } finally {
+      await session.close().catch(() => undefined);
+      await db.cleanup();
+    }
+  });
+
+  it('a query process whose server died without killing it (no watchdog of the server) stops itself within 2 s', async () => {
+    const db = await makeDatabaseFile();
+    // A stand-in server: starts the query process in a group of its own, as the server does, and
+    // nothing else; once it is killed only the process's own watchdog thread can notice.
+    const script = `
+      const { spawn } = require('node:child_process');
+      const child = spawn(process.execPath, [process.argv[1]], { detached: true, stdio: ['pipe', 'pipe', 'inherit'] });
+      child.stdout.on('data', (chunk) => process.stdout.write(chunk));
+      child.stdin.write(JSON.stringify({ type: 'init', file: process.argv[2], mode: 'read', writableServer: false, extensions: [], busyTimeoutMs: 100 }) + '\\n');
+      child.stdin.write(JSON.stringify({ type: 'run', id: 1, op: 'query', sql: process.argv[3], maxRows: 10, maxBytes: 1000, maxCellChars: 100, timeoutMs: 600000 }) + '\\n');
+      process.stdout.write('child ' + child.pid + '\\n');
+    `;
+    const stand = spawn(process.execPath, ['-e', script, QUERY_PROCESS, db.file, ENDLESS_READ], { cwd: PACKAGE_DIR, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    stand.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    try {
+      await waitUntil(() => /child \d+/.test(out) && out.includes('"ready"'), { what: 'the query process to be ready' });
+      const [queryProcess] = descendantsOf(stand.pid!).filter((p) => p.command.includes('query-process.js'));
+      expect(queryProcess).toBeDefined();
+      // It is busy inside SQLite (its parent never stops it).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(isAlive(queryProcess!)).toBe(true);
+      stand.kill('SIGKILL');
+      await expectAllGone([queryProcess!], 2_000);
+    } finally {
+      stand.kill('SIGKILL');
+      await db.cleanup();
+    }
+  });
+
+  it('a query process enforces the deadline of its call itself when nobody stops it', async () => {
+    const db = await makeDatabaseFile();
+    const child = spawn(process.execPath, [QUERY_PROCESS], { cwd: PACKAGE_DIR, stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+      child.stdin.write(`${JSON.stringify({ type: 'init', file: db.file, mode: 'read', writableServer: false, extensions: [], busyTimeoutMs: 100 })}\n`);
+      const started = Date.now();
+      child.stdin.write(`${JSON.stringify({ type: 'run', id: 1, op: 'query', sql: ENDLESS_READ, maxRows: 10, maxBytes: 1000, maxCellChars: 100, timeoutMs: 200 })}\n`);
+      // Its call's 200 ms plus the 2 s of grace, and the watchdog's tenth of a second.
+      expect(await exited).toBe('SIGKILL');
+      expect(Date.now() - started).toBeLessThan(4_000);
+    } finally {
+      child.kill('SIGKILL');
+      await db.cleanup();
     }
   });
 });

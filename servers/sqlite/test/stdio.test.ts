@@ -123,7 +123,8 @@ describe('the built bin over stdio', () => {
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_query', arguments: { sql: 'SELECT 1' } } });
     try {
       await waitUntil(() => out.includes('"id":2'), { what: 'the query answer' });
-      const [queryProcess] = childrenOf(child.pid!);
+      // The query process, not the watchdog (a shell) that the shared layer starts beside it.
+      const [queryProcess] = childrenOf(child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('query-process'));
       expect(queryProcess).toBeDefined();
       const environ = readFileSync(`/proc/${queryProcess}/environ`, 'utf8').split('\0');
       expect(environ.join('\n')).not.toMatch(/GITHUB_TOKEN|PGPASSWORD|not-for-query-processes/);

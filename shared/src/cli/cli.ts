@@ -104,6 +104,11 @@ const COMMON_FLAGS = {
   'allowed-origin': { type: 'string', multiple: true, valueName: 'ORIGIN', description: 'Accept this Origin too (repeatable; loopback origins are always accepted).' },
   'session-timeout': { type: 'string', valueName: 'SECONDS', description: 'Close HTTP sessions idle this long (default 1800).' },
   'max-sessions': { type: 'string', valueName: 'N', description: 'Most HTTP sessions at once; more get 503 with Retry-After (default 100).' },
+  'max-listen-streams': {
+    type: 'string',
+    valueName: 'N',
+    description: 'Most 2026-07-28 subscriptions/listen streams open at once over HTTP, whatever they follow; more get 503 (default: --max-sessions).',
+  },
   'max-message-bytes': {
     type: 'string',
     valueName: 'BYTES',
@@ -305,6 +310,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const maxMessageFlag = values['max-message-bytes'] as string | undefined;
     const maxMessageBytes = integerFlag(maxMessageFlag, 'max-message-bytes', DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: MAX_MESSAGE_BYTES_CEILING });
     const maxSessions = integerFlag(values['max-sessions'] as string | undefined, 'max-sessions', 100, { min: 1, max: 100_000 });
+    const maxListenStreams = integerFlag(values['max-listen-streams'] as string | undefined, 'max-listen-streams', maxSessions, { min: 1, max: 100_000 });
     const selection = parseSelection(spec, values);
     const stateKey = await requestStateKey(values['request-state-key-file'] as string | undefined);
     configureRequestState(stateKey);
@@ -358,6 +364,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
         ...(prepared.authenticate ? { authenticate: prepared.authenticate } : {}),
         ...(oauth ? { oauth } : {}),
         maxSessions,
+        maxListenStreams,
         // Clients reach an OAuth server at its public URL, through whatever proxy: that Host is ours.
         allowedHosts: [...((values['allowed-host'] as string[] | undefined) ?? []), ...(oauth ? [oauth.publicHost] : [])],
         allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],

@@ -378,6 +378,7 @@ export async function terminateAllProcesses(graceMs = DEFAULT_KILL_GRACE_MS): Pr
       await settlesWithin(allExited, KILL_WAIT_MS);
     }
   }
+  await guard.stop();
 }
 
 function startChild(command: string, args: readonly string[], options: ChildEnvironmentOptions, label: string, stdio: ['pipe' | 'ignore', 'pipe', 'pipe' | 'inherit' | 'ignore']): ChildProcess {
@@ -418,10 +419,12 @@ function childEnvironment(options: ChildEnvironmentOptions): Record<string, stri
 function track(child: ChildProcess, pgid: number): Tracked {
   installExitHook();
   const entry: Tracked = { pgid, hasExited: false, exited: Promise.resolve() };
+  guard.watch(pgid);
   entry.exited = new Promise<void>((resolve) => {
     child.once('exit', () => {
       entry.hasExited = true;
       live.delete(entry);
+      guard.unwatch(pgid);
       // Node has reaped the leader; anything still in its group was left behind (a background
       // job of a script) and would outlive the command. It goes now.
       if (signalGroup(pgid, 0)) signalGroup(pgid, 'SIGKILL');
@@ -430,6 +433,110 @@ function track(child: ChildProcess, pgid: number): Tracked {
   });
   live.add(entry);
   return entry;
+}
+
+/**
+ * The watchdog that stops this process's children when it dies without a word (SIGKILL, the OOM
+ * killer, a crash in native code). The children lead process groups of their own, so nothing of
+ * the kernel's would stop them: re-parented to init, a query process ran on for a minute holding
+ * SQLite's write lock. Node cannot ask for PR_SET_PDEATHSIG without native code; what it can do is
+ * hold the only writing end of a pipe. The watchdog is one small `sh` per server process (no Node,
+ * a few hundred kilobytes) reading that pipe: `+pgid` when a child starts, `-pgid` when it has
+ * gone. When the pipe reaches end of input (this process has died, whatever the way, and the
+ * kernel closed its end), it sends SIGKILL to every group still on its list and exits. It ignores
+ * the terminal's signals, so a Ctrl-C that reaches the whole foreground group leaves it to do its
+ * job. A group number cannot be reused while any member of the group lives, so a listed group
+ * that is still there is still ours.
+ */
+const GUARD_SCRIPT = `trap '' INT TERM HUP QUIT PIPE
+set --
+while IFS= read -r line; do
+  case $line in
+    +*) set -- "$@" "\${line#+}" ;;
+    -*) p=\${line#-}; n=$#; while [ "$n" -gt 0 ]; do x=$1; shift; [ "$x" = "$p" ] || set -- "$@" "$x"; n=$((n-1)); done ;;
+  esac
+done
+for p in "$@"; do kill -KILL -- "-$p" 2>/dev/null || kill -KILL "-$p" 2>/dev/null; done
+`;
+
+class ChildGuard {
+  private watchdog: ChildProcess | undefined;
+  private readonly watched = new Set<number>();
+  private unavailable = process.platform === 'win32';
+
+  /** The watchdog's pid (for tests), undefined before the first child or where there is none. */
+  get pid(): number | undefined {
+    return this.watchdog?.pid;
+  }
+
+  watch(pgid: number): void {
+    this.watched.add(pgid);
+    this.send(`+${pgid}\n`);
+  }
+
+  unwatch(pgid: number): void {
+    if (this.watched.delete(pgid)) this.send(`-${pgid}\n`);
+  }
+
+  /**
+   * Ends the watchdog (the server is shutting down and has stopped its children): it reads end of
+   * input, kills any group still listed, and exits; waiting for that lets this process reap it, so
+   * a clean exit leaves no process, not even a zombie, for init. The next child starts a new one.
+   */
+  async stop(waitMs = 500): Promise<void> {
+    const watchdog = this.watchdog;
+    if (!watchdog) return;
+    this.watchdog = undefined;
+    const exited = new Promise<void>((resolve) => {
+      if (watchdog.exitCode !== null || watchdog.signalCode !== null) resolve();
+      else watchdog.once('exit', () => resolve());
+    });
+    watchdog.stdin?.end();
+    await settlesWithin(exited, waitMs);
+  }
+
+  private send(line: string): void {
+    const watchdog = this.start();
+    watchdog?.stdin?.write(line);
+  }
+
+  /** The running watchdog, started (or restarted, with every group still listed) when needed. */
+  private start(): ChildProcess | undefined {
+    if (this.watchdog || this.unavailable) return this.watchdog;
+    let watchdog: ChildProcess;
+    try {
+      // Not detached: it stays in the server's group and needs no stop of its own; the server's
+      // environment is not its business either.
+      watchdog = spawn('/bin/sh', ['-c', GUARD_SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    } catch {
+      this.unavailable = true;
+      return undefined;
+    }
+    if (watchdog.pid === undefined) {
+      this.unavailable = true;
+      watchdog.on('error', () => undefined);
+      return undefined;
+    }
+    this.watchdog = watchdog;
+    watchdog.on('error', () => undefined);
+    watchdog.stdin!.on('error', () => undefined);
+    // Someone killed it: the next child starts a new one, which learns every group still listed.
+    watchdog.once('exit', () => {
+      if (this.watchdog === watchdog) this.watchdog = undefined;
+    });
+    // Neither the watchdog nor its pipe may keep the server's event loop alive.
+    watchdog.unref();
+    (watchdog.stdin as unknown as { unref?: () => void }).unref?.();
+    if (this.watched.size > 0) watchdog.stdin!.write([...this.watched].map((pgid) => `+${pgid}\n`).join(''));
+    return watchdog;
+  }
+}
+
+const guard = new ChildGuard();
+
+/** The pid of the watchdog that stops this process's children if it dies (see ChildGuard); for tests. */
+export function childGuardPid(): number | undefined {
+  return guard.pid;
 }
 
 /** If the server exits without shutting down (an uncaught error, a hard exit timer), its children do not outlive it. */

@@ -98,6 +98,24 @@ export class RedisSessionDirectory {
     return opened === 1;
   }
 
+  /**
+   * Records again a session this replica serves, after Redis came back: it may have restarted
+   * empty. Not bound by the cap: the session is open already. The record's fields are this
+   * replica's view; another replica serving the same session writes the same ones.
+   */
+  async reregister(id: string, tokenDigest: string, initialize: Record<string, unknown>, state: SessionState, holdsStream: boolean): Promise<void> {
+    const now = Date.now();
+    const done = await this.link.run((redis) => {
+      const steps = redis
+        .multi()
+        .zadd(this.key('sessions'), now + this.ttlMs, id)
+        .hset(this.sessionKey(id), 'token', tokenDigest, 'init', JSON.stringify(initialize), 'state', JSON.stringify(state));
+      if (holdsStream) steps.hset(this.sessionKey(id), 'holder', this.replicaId);
+      return steps.pexpire(this.sessionKey(id), this.ttlMs).exec();
+    });
+    if (done !== UNAVAILABLE) this.touched.set(id, now);
+  }
+
   async find(id: string): Promise<Answer<SessionRecord | undefined>> {
     const fields = await this.link.run((redis) => redis.hgetall(this.sessionKey(id)));
     if (fields === UNAVAILABLE) return UNAVAILABLE;
@@ -152,10 +170,12 @@ export class RedisSessionDirectory {
     this.link.publish('sessions', { kind: 'notified', id, from: this.replicaId, message } satisfies SessionNews);
   }
 
-  /** The client ended the session (DELETE): gone for every replica. */
+  /** The client ended the session (DELETE): gone for every replica, its events too. */
   async close(id: string): Promise<void> {
     this.touched.delete(id);
-    await this.link.run((redis) => redis.multi().del(this.sessionKey(id)).zrem(this.key('sessions'), id).exec());
+    await this.link.run((redis) =>
+      redis.multi().del(this.sessionKey(id), this.key(`events:${id}:${GET_STREAM}`), this.requestEventsKey(id)).zrem(this.key('sessions'), id).exec(),
+    );
     this.link.publish('sessions', { kind: 'closed', id, from: this.replicaId } satisfies SessionNews);
   }
 
@@ -186,22 +206,28 @@ export class RedisSessionDirectory {
   }
 
   /**
-   * The session's event store: every SSE event of its streams in a Redis stream of its own, so a
-   * GET with Last-Event-ID resumes on any replica. Without Redis, events get ids that replay nothing.
+   * The session's event store, so a GET with Last-Event-ID resumes on any replica: the events of its
+   * GET stream in one Redis stream, and those of all its requests' streams together in a second
+   * one (each entry names its request stream). Two keys per session, however many calls it makes,
+   * both removed when the session ends; a key per request's stream left 1,353 keys (6.5 MB, each
+   * kept for the idle timeout) after 1,353 calls. Without Redis, events get ids that replay nothing.
    */
   eventStore(sessionId: string): EventStore {
     let local = 0;
     const streamKey = (streamId: string): string => this.key(`events:${sessionId}:${streamId}`);
+    const requestsKey = this.requestEventsKey(sessionId);
     return {
       storeEvent: async (streamId, message) => {
         // A priming event (empty) only marks the start of a stream: replaying after it is replaying all.
         if (Object.keys(message).length === 0) return `${streamId}/0-0`;
         const text = JSON.stringify(message);
         if (streamId !== GET_STREAM) {
-          // A request's own stream has one writer, this replica: the id is made here and the event
-          // written without waiting, so that keeping it costs the call no round trip to Redis.
-          const entry = this.nextEntryId();
-          void this.link.run((redis) => redis.multi().xadd(streamKey(streamId), 'MAXLEN', '~', EVENTS_PER_STREAM, entry, 'm', text).pexpire(streamKey(streamId), this.ttlMs).exec());
+          // A request's own stream has one writer, this replica: its event ids are numbered here and
+          // the event written without waiting, so that keeping it costs the call no round trip.
+          const entry = `${REQUEST_EVENT}${this.nextEntryId()}`;
+          void this.link.run((redis) =>
+            redis.multi().xadd(requestsKey, 'MAXLEN', '~', EVENTS_PER_STREAM, '*', 's', streamId, 'e', entry, 'm', text).pexpire(requestsKey, this.ttlMs).exec(),
+          );
           return `${streamId}/${entry}`;
         }
         const stored = await this.link.run(async (redis) => {
@@ -223,6 +249,19 @@ export class RedisSessionDirectory {
         const parts = splitEventId(lastEventId);
         if (!parts) throw new Error('unknown event id');
         if (parts.entry.startsWith('local-')) return parts.streamId;
+        if (parts.entry.startsWith(REQUEST_EVENT)) {
+          // The request's events after the one named, in the order written (one writer, so the
+          // numbers of one stream grow with time); the others' entries are skipped.
+          const after = entryOrder(parts.entry.slice(REQUEST_EVENT.length));
+          const entries = await this.link.run((redis) => redis.xrange(requestsKey, '-', '+', 'COUNT', 2 * EVENTS_PER_STREAM));
+          if (entries === UNAVAILABLE) return parts.streamId;
+          for (const [, fields] of entries) {
+            const field = fieldsOf(fields);
+            if (field.s !== parts.streamId || !field.e?.startsWith(REQUEST_EVENT) || compareOrder(entryOrder(field.e.slice(REQUEST_EVENT.length)), after) <= 0) continue;
+            await send(`${parts.streamId}/${field.e}`, JSON.parse(field.m ?? '{}') as JSONRPCMessage);
+          }
+          return parts.streamId;
+        }
         const entries = await this.link.run((redis) => redis.xrange(streamKey(parts.streamId), `(${parts.entry}`, '+', 'COUNT', EVENTS_PER_STREAM));
         if (entries === UNAVAILABLE) return parts.streamId;
         for (const [entry, fields] of entries) {
@@ -252,9 +291,34 @@ export class RedisSessionDirectory {
     return this.link.prefix + name;
   }
 
+  /** The Redis stream of every request stream's events of a session. */
+  private requestEventsKey(id: string): string {
+    return this.key(`events:${id}:requests`);
+  }
+
   private sessionKey(id: string): string {
     return this.key(`session:${id}`);
   }
+}
+
+/** Marks the event ids of requests' streams (numbered by their replica), told from Redis entry ids. */
+const REQUEST_EVENT = 'r';
+
+/** A Redis entry's field list ([name, value, name, value, …]) as an object. */
+function fieldsOf(list: string[]): Record<string, string | undefined> {
+  const fields: Record<string, string | undefined> = {};
+  for (let i = 0; i + 1 < list.length; i += 2) fields[list[i]!] = list[i + 1];
+  return fields;
+}
+
+/** The two numbers of an entry id `ms-seq`. */
+function entryOrder(entry: string): [number, number] {
+  const [ms, seq] = entry.split('-');
+  return [Number(ms), Number(seq)];
+}
+
+function compareOrder(a: [number, number], b: [number, number]): number {
+  return a[0] - b[0] || a[1] - b[1];
 }
 
 function splitEventId(eventId: string): { streamId: string; entry: string } | undefined {

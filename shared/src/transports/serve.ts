@@ -143,6 +143,11 @@ export interface HttpOptions {
   authenticate?: Authenticator;
   /** Most sessions open at once; past it, new sessions get 503 with Retry-After (default 100). */
   maxSessions?: number;
+  /**
+   * Most 2026-07-28 `subscriptions/listen` streams open at once on this replica, whatever they follow
+   * (resources, list changes, nothing); past it a new one gets 503 with Retry-After (default: maxSessions).
+   */
+  maxListenStreams?: number;
   /** Extra Host header values to accept (host or host:port). */
   allowedHosts?: string[];
   /** Extra Origin values to accept (scheme://host[:port]); loopback origins are always accepted. */
@@ -151,6 +156,14 @@ export interface HttpOptions {
   idleTimeoutMs?: number;
   /** Largest JSON body accepted. */
   maxBodyBytes?: number;
+  /**
+   * Most request-body bytes held at once, all requests together (default 64 MiB, 16 bodies of the
+   * largest size). A request whose declared length (or whose bytes so far, without one) would pass
+   * it is answered 503 with Retry-After at once, before its body is read.
+   */
+  maxBodyBytesInFlight?: number;
+  /** How long a request body may take to arrive, from its headers to its last byte (default 30 s); later: 408. */
+  bodyTimeoutMs?: number;
   /**
    * After this many sessions have closed (expired or ended by their clients), run a full garbage
    * collection once they have all gone, at most every 10 s, so the memory they held goes back to
@@ -180,6 +193,8 @@ export interface RunningHttp extends RunningTransport {
 type HttpSession = { server: SuiteServer; lastSeen: number; tokenDigest: Buffer | undefined } & (
   | {
       kind: 'streamable';
+      /** The client's initialize parameters: with replicas, what the session's record is rebuilt from. */
+      initialize: Record<string, unknown>;
       transport: WebStandardStreamableHTTPServerTransport;
       outer: SessionTransport;
       serve: NodeMcpRequestHandler;
@@ -219,6 +234,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   let opening = 0;
   const idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const bodies = new BodyBudget(options.maxBodyBytesInFlight ?? 64 * 1024 * 1024, options.bodyTimeoutMs ?? 30_000);
   const maxSessions = options.maxSessions ?? 100;
   const gateDigest = options.authToken ? sha256(options.authToken) : undefined;
   const releaser = new MemoryReleaser({ afterSessions: options.releaseMemoryAfter ?? 25, log: options.log });
@@ -236,9 +252,22 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     },
     { legacy: 'reject', bus, maxRequestBodySize: maxBody, onerror: (error) => options.log.private('debug', `2026-07-28 request refused or failed: ${error.message}`) },
   );
-  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBody, onerror: (error) => options.log.private('error', `HTTP request failed: ${error.stack ?? error.message}`) });
+  // A request in flight when the server closes is answered by the SDK with an empty 499 (the
+  // connection closed under it): the client deserves a JSON-RPC error that says why.
+  const serveModern = toNodeHandler(
+    {
+      fetch: async (request: Request, opts?: McpHandlerRequestOptions & { parsedBody?: unknown }) => {
+        const response = await modern.fetch(request, opts);
+        if (response.status !== 499 || !shuttingDown) return response;
+        return Response.json(shutdownError(requestIdOf(opts?.parsedBody)), { status: 503, headers: { 'Retry-After': '1' } });
+      },
+    },
+    { maxRequestBodySize: maxBody, onerror: (error) => options.log.private('error', `HTTP request failed: ${error.stack ?? error.message}`) });
   let listening = 0;
-  const maxListens = maxSessions;
+  const maxListens = options.maxListenStreams ?? maxSessions;
+  /** 2026-07-28 requests being served, so that shutdown can answer them itself (see close). */
+  const modernInFlight = new Set<http.ServerResponse>();
+  let shuttingDown = false;
 
   /**
    * A listen stream's change sources: a session of its own in the change hub (a server built for
@@ -249,11 +278,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     const filter = listenFilterOf((body as { params?: unknown }).params);
     if (!filter || (!filter.resourceSubscriptions?.length && !filter.resourcesListChanged)) return body;
     const server = await factory({ id: `listen-${randomUUID()}`, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
-    listening += 1;
-    res.once('close', () => {
-      listening -= 1;
-      void server.close();
-    });
+    res.once('close', () => void server.close());
     server.followInto((event) => bridge.publish(event));
     if (!filter.resourceSubscriptions?.length) return body;
     return narrowListen(body, await server.listen(filter.resourceSubscriptions));
@@ -334,7 +359,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
    * A 2025-era session over Streamable HTTP: the SDK's transport (behind ours when replicas share
    * sessions), served to Node through the SDK's adapter. Not yet in the session map.
    */
-  const startStreamable = async (id: string, auth: AuthInfo | undefined, headers: Record<string, string>): Promise<HttpSession & { kind: 'streamable' }> => {
+  const startStreamable = async (id: string, auth: AuthInfo | undefined, headers: Record<string, string>, initialize: Record<string, unknown>): Promise<HttpSession & { kind: 'streamable' }> => {
     const server = await factory({ id, transport: 'http', headers, ...(auth ? { auth } : {}) });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
@@ -343,6 +368,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     const outer = new SessionTransport(transport, id, replicas);
     const session = {
       kind: 'streamable' as const,
+      initialize,
       server,
       transport,
       outer,
@@ -386,7 +412,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     pending = (async () => {
       const record = await replicas.find(id);
       if (record === UNAVAILABLE || record === undefined || !openedWith(record, auth)) return undefined;
-      const session = await startStreamable(id, auth, sessionHeaders(req));
+      const session = await startStreamable(id, auth, sessionHeaders(req), record.initialize);
       try {
         await replayInitialize(session.transport, id, record.initialize);
       } catch (error) {
@@ -423,6 +449,18 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     },
   );
 
+  /**
+   * Redis back after an outage (or restarted empty, having forgotten every session): this replica
+   * records its live sessions again, so that the shared cap counts them and other replicas can take
+   * them up. Without it, a Redis restarted empty let a replica accept twice the cap.
+   */
+  const stopReregistering = replicas?.link.onReady(() => {
+    for (const [id, session] of sessions) {
+      if (session.kind !== 'streamable' || session.transport.sessionId === undefined) continue;
+      void replicas.reregister(id, session.tokenDigest?.toString('hex') ?? '', session.initialize, session.server.sessionState(), session.outer.holdsStream);
+    }
+  });
+
   /** The session a request names, if it exists and the request carries the token the session was opened with. */
   const sessionFor = (id: string, kind: HttpSession['kind'], auth: AuthInfo | undefined, res: http.ServerResponse): HttpSession | undefined => {
     const session = sessions.get(id);
@@ -437,6 +475,11 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     }
     session.lastSeen = Date.now();
     return session;
+  };
+
+  const busyListening = (res: http.ServerResponse): void => {
+    res.setHeader('Retry-After', '5');
+    reject(res, 503, `Server busy: all ${maxListens} listen streams (subscriptions/listen) are open. Retry later, or close streams you no longer need.`);
   };
 
   const busy = (res: http.ServerResponse): void => {
@@ -483,11 +526,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
 
     if (url.pathname === '/mcp') {
       const sessionId = headerValue(req.headers['mcp-session-id']);
-      const body = req.method === 'POST' ? await readJson(req, maxBody).catch((e: Error) => e) : undefined;
-      if (body instanceof Error) {
-        if (body.message === 'too large') res.setHeader('Connection', 'close');
-        return reject(res, body.message === 'too large' ? 413 : 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
-      }
+      const body = req.method === 'POST' ? await readJson(req, maxBody, bodies).catch((e: Error) => e) : undefined;
+      if (body instanceof Error) return refuseBody(req, res, body, maxBody, bodies, releaser);
       if (nestsDeeperThan(body, MAX_JSON_NESTING)) return rejectTooDeep(res, body);
       const modernRequest = req.method === 'POST' && body !== undefined && !(await isLegacyRequest(probeRequest(req), body, { maxRequestBodySize: maxBody }));
       if (sessionId && modernRequest) {
@@ -523,19 +563,28 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         const refusal = await writeRefusal(body, auth, async () => factory({ id: `scope-check-${randomUUID()}`, transport: 'memory', headers: sessionHeaders(req), ...(auth ? { auth } : {}) }));
         if (refusal) return refuse(res, refusal);
         const isListen = (body as { method?: unknown }).method === 'subscriptions/listen';
-        if (isListen && listening >= maxListens) return busy(res);
-        return serveModern(req, res, isListen ? await followListen(req, res, body as JSONRPCMessage, auth) : body);
+        if (isListen) {
+          // Every stream counts, whatever it follows: one of list changes only holds a connection too.
+          if (listening >= maxListens) return busyListening(res);
+          listening += 1;
+          res.once('close', () => (listening -= 1));
+        }
+        if (shuttingDown) return reject(res, 503, 'The server is shutting down; retry in a moment (another replica may answer).', requestIdOf(body));
+        const served = isListen ? await followListen(req, res, body as JSONRPCMessage, auth) : body;
+        modernInFlight.add(res);
+        res.once('close', () => modernInFlight.delete(res));
+        return serveModern(req, res, served);
       }
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
         return reject(res, 400, 'Bad request: no session id; the first request must be initialize (2025-11-25 and earlier), or every request must carry its protocol version in _meta (2026-07-28).');
       }
       const id = randomUUID();
       // With replicas the cap counts every replica's sessions, in Redis; without Redis, this one's.
-      const recorded = replicas ? await replicas.open(id, bindingOf(auth)?.toString('hex') ?? '', (body as { params?: unknown }).params, maxSessions) : UNAVAILABLE;
+      const recorded = replicas ? await replicas.open(id, bindingOf(auth)?.toString('hex') ?? '', initializeParams(body), maxSessions) : UNAVAILABLE;
       if (recorded === false || (recorded === UNAVAILABLE && full())) return busy(res);
       opening += 1;
       try {
-        const session = await startStreamable(id, auth, sessionHeaders(req));
+        const session = await startStreamable(id, auth, sessionHeaders(req), initializeParams(body));
         openSession(id, session);
         await session.serve(req, res, body);
         // An initialize that failed leaves a session no client can use: release it now.
@@ -564,11 +613,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       const id = url.searchParams.get('sessionId') ?? '';
       const session = sessionFor(id, 'sse', auth, res);
       if (session?.kind !== 'sse') return;
-      const body = await readJson(req, maxBody).catch((e: Error) => e);
-      if (body instanceof Error) {
-        if (body.message === 'too large') res.setHeader('Connection', 'close');
-        return reject(res, 400, `Bad request: ${body.message === 'too large' ? 'body too large' : 'invalid JSON'}.`);
-      }
+      const body = await readJson(req, maxBody, bodies).catch((e: Error) => e);
+      if (body instanceof Error) return refuseBody(req, res, body, maxBody, bodies, releaser);
       if (nestsDeeperThan(body, MAX_JSON_NESTING)) return rejectTooDeep(res, body);
       const refusal = await writeRefusal(body, auth, session.server);
       if (refusal) return refuse(res, refusal);
@@ -589,11 +635,22 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   const sweeper = setInterval(
     () => {
       const now = Date.now();
-      for (const [id, session] of sessions) if (now - session.lastSeen > idleTimeoutMs) void dropSession(id);
+      for (const [id, session] of sessions) {
+        // An open stream is a client listening: its session is in use although it sends nothing.
+        if ((session.kind === 'streamable' && session.outer.holdsStream) || session.kind === 'sse') {
+          session.lastSeen = now;
+          replicas?.touch(id);
+          continue;
+        }
+        if (now - session.lastSeen > idleTimeoutMs) void dropSession(id);
+      }
     },
     Math.max(50, Math.min(60_000, Math.floor(idleTimeoutMs / 4))),
   );
   sweeper.unref();
+
+  // Node's own limit on receiving a request (300 s by default) only backs up the body deadline.
+  httpServer.requestTimeout = bodies.timeoutMs + 10_000;
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -610,7 +667,18 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     async close() {
       clearInterval(sweeper);
       stopListening?.();
+      stopReregistering?.();
+      shuttingDown = true;
       await modern.close();
+      // The calls modern.close() cut are being answered (a JSON-RPC error each): let the answers go out.
+      await Promise.race([
+        Promise.all([...modernInFlight].map((res) => new Promise<void>((resolve) => (res.writableFinished || res.destroyed ? resolve() : res.once('close', () => resolve()))))),
+        new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+      ]);
+      // 2025 sessions' calls still running get the same answer on their streams before the sessions go.
+      await Promise.all(
+        [...sessions.values()].map((session) => (session.kind === 'streamable' ? session.outer.answerInFlight(SHUTTING_DOWN) : undefined)),
+      );
       releaser.stop();
       await Promise.all([...sessions.keys()].map(dropSession));
       httpServer.closeAllConnections();
@@ -714,37 +782,132 @@ function rejectTooDeep(res: http.ServerResponse, body: unknown): void {
   res.end(JSON.stringify({ jsonrpc: '2.0', error: tooDeepError(MAX_JSON_NESTING), id: requestIdOf(body) }));
 }
 
+const SHUTTING_DOWN = 'The server is shutting down: this request was stopped before it finished. Retry it (another replica may answer).';
+
+/** The JSON-RPC error for a request cut by the server's shutdown. */
+function shutdownError(id: string | number | null): Record<string, unknown> {
+  return { jsonrpc: '2.0', error: { code: -32000, message: SHUTTING_DOWN }, id };
+}
+
+/** The params of an initialize request body, as kept for the session. */
+function initializeParams(body: unknown): Record<string, unknown> {
+  const params = (body as { params?: unknown } | undefined)?.params;
+  return params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+}
+
+/** Why a body was not read: each has its own status. */
+class BodyRefusal extends Error {
+  constructor(
+    readonly status: 400 | 408 | 413 | 503,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
- * The request body as JSON. Past `limit` the rest is read and dropped rather than left unread: a
- * connection destroyed mid-upload loses the 413 (the client sees a reset, or waits forever), and one
- * left with unread bytes cannot carry the next request. The answer then closes the connection.
+ * The request-body bytes held at once by all requests together, and how long one body may take.
+ * Unbounded, 250 connections each trickling a 4 MiB body a byte every few seconds took a server from
+ * 79 to 1,082 MiB until Node's request timeout (328 s), and 486 MiB stayed afterwards.
  */
-function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
+class BodyBudget {
+  held = 0;
+
+  constructor(
+    readonly limit: number,
+    readonly timeoutMs: number,
+  ) {}
+
+  reserve(bytes: number): boolean {
+    if (this.held + bytes > this.limit) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.held = Math.max(0, this.held - bytes);
+  }
+}
+
+/** Answers a body that was not read, and makes sure its connection does not stay to trickle more. */
+function refuseBody(req: http.IncomingMessage, res: http.ServerResponse, error: Error, maxBody: number, bodies: BodyBudget, releaser: MemoryReleaser): void {
+  const refusal = error instanceof BodyRefusal ? error : new BodyRefusal(400, 'Bad request: invalid JSON.');
+  if (refusal.status === 408) res.setHeader('Connection', 'close');
+  else if (refusal.status !== 400 && !req.complete) {
+    // Answered at once; whatever the client still sends is read and dropped as it comes (closing
+    // now would reset a client still writing, which then never sees the answer), and the connection
+    // serves its next request once the body is over. A body that does not end by the deadline
+    // loses its connection.
+    const cut = setTimeout(() => req.socket.destroy(), bodies.timeoutMs);
+    cut.unref();
+    req.once('end', () => clearTimeout(cut));
+    req.once('close', () => clearTimeout(cut));
+  }
+  if (refusal.status === 503) res.setHeader('Retry-After', '1');
+  // A large body given up frees its memory only at V8's next collection: count it like a closed session.
+  if (refusal.status !== 400 && maxBody >= 1024 * 1024) releaser.sessionClosed();
+  reject(res, refusal.status, refusal.message);
+}
+
+/**
+ * The request body as JSON, within the budget of bytes held by all requests and the body deadline.
+ * A declared length is reserved before anything is read, so a request that cannot be served is
+ * refused at once (503), not after its bytes have piled up. Small chunks (a slow client's byte) are
+ * copied: each is otherwise a view of the socket's 64 KiB read buffer, which it would keep alive.
+ * Past `limit` the rest is read and dropped rather than left unread: a connection destroyed
+ * mid-upload loses the 413 (the client sees a reset, or waits forever), and one left with unread
+ * bytes cannot carry the next request. The answer then closes the connection.
+ */
+function readJson(req: http.IncomingMessage, limit: number, budget: BodyBudget): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let reserved = 0;
+    let done = false;
+    const declared = Number(req.headers['content-length']);
+    const finish = (error: BodyRefusal | undefined, value?: unknown): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      budget.release(reserved);
+      reserved = 0;
+      chunks.length = 0;
+      if (error) {
+        req.off('data', onData);
+        req.resume();
+        reject(error);
+      } else resolve(value);
+    };
+    const timer = setTimeout(
+      () => finish(new BodyRefusal(408, `Request timeout: the request body did not arrive within ${Math.round(budget.timeoutMs / 1000)} s.`)),
+      budget.timeoutMs,
+    );
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
+      if (size > limit) return finish(new BodyRefusal(413, `Bad request: body too large (the limit is ${limit} bytes).`));
+      if (size > reserved) {
+        if (!budget.reserve(size - reserved)) return finish(new BodyRefusal(503, 'Server busy: too many request bodies are arriving at once. Retry in a moment.'));
+        reserved = size;
       }
-      req.off('data', onData);
-      chunks.length = 0;
-      req.resume();
-      reject(new Error('too large'));
+      chunks.push(chunk.length < 4096 && chunk.buffer.byteLength > 4 * chunk.length ? Buffer.from(chunk) : chunk);
     };
     req.on('data', onData);
-    req.on('error', reject);
+    req.on('error', () => finish(new BodyRefusal(400, 'Bad request: the request body was cut off.')));
+    req.on('close', () => finish(new BodyRefusal(400, 'Bad request: the request body was cut off.')));
     req.on('end', () => {
-      if (size > limit) return;
+      if (done) return;
       const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') return resolve(undefined);
+      if (text.trim() === '') return finish(undefined, undefined);
       try {
-        resolve(JSON.parse(text));
+        finish(undefined, JSON.parse(text));
       } catch {
-        reject(new Error('invalid JSON'));
+        finish(new BodyRefusal(400, 'Bad request: invalid JSON.'));
       }
     });
+    if (Number.isFinite(declared) && declared > limit) return finish(new BodyRefusal(413, `Bad request: body too large (the limit is ${limit} bytes).`));
+    if (Number.isFinite(declared) && declared > 0) {
+      if (!budget.reserve(declared)) return finish(new BodyRefusal(503, 'Server busy: too many request bodies are arriving at once. Retry in a moment.'));
+      reserved = declared;
+    }
   });
 }

@@ -45,6 +45,8 @@ export class SessionTransport implements Transport {
   private localStreams = 0;
   private waiting: JSONRPCRequest[] = [];
   private readonly recent = new Map<string, number>();
+  /** The client's requests this copy has not answered yet: what a shutdown must answer itself. */
+  private readonly inFlight = new Set<string | number>();
 
   constructor(
     private readonly inner: Transport,
@@ -77,6 +79,7 @@ export class SessionTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) this.inFlight.delete(message.id as string | number);
     const outgoing = isJSONRPCRequest(message) && this.directory ? { ...message, id: `${this.directory.replicaId}${ID_MARK}${message.id}` } : message;
     const unsolicited = options?.relatedRequestId === undefined && !isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message);
     if (!unsolicited) return this.inner.send(outgoing, options);
@@ -158,6 +161,16 @@ export class SessionTransport implements Transport {
     this.onmessage?.(message);
   }
 
+  /**
+   * Answers every request of the client still running here with a JSON-RPC error (the server is
+   * shutting down): without it the client hears nothing until its own timeout.
+   */
+  async answerInFlight(message: string): Promise<void> {
+    const ids = [...this.inFlight];
+    this.inFlight.clear();
+    await Promise.all(ids.map((id) => this.inner.send({ jsonrpc: '2.0', id, error: { code: -32000, message } }, { relatedRequestId: id }).catch(() => undefined)));
+  }
+
   async close(): Promise<void> {
     this.waiting = [];
     await this.inner.close();
@@ -181,6 +194,7 @@ export class SessionTransport implements Transport {
       return;
     }
     if (fromClient && this.directory && isJSONRPCNotification(message)) this.directory.notifyCopies(this.id, message);
+    if (fromClient && isJSONRPCRequest(message)) this.inFlight.add(message.id);
     this.onmessage?.(message, extra);
   }
 }

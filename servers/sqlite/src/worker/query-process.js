@@ -12,7 +12,7 @@
  * escapes line breaks inside strings, so a newline always ends a message):
  *   parent -> child: { type: 'init', file, mode: 'read' | 'write', extensions, busyTimeoutMs }
  *   child -> parent: { type: 'ready' } | { type: 'failed', message, locked? }
- *   parent -> child: { type: 'run', id, op: 'query' | 'write' | 'explain', sql, params, maxRows, maxBytes, maxCellChars }
+ *   parent -> child: { type: 'run', id, op: 'query' | 'write' | 'explain', sql, params, maxRows, maxBytes, maxCellChars, timeoutMs }
  *   child -> parent: { type: 'result', id, ok: true, result } | { type: 'result', id, ok: false, kind, message, locked? }
  *
  * The process handles one request at a time and has nothing else to do, so it reads with
@@ -22,13 +22,14 @@
  */
 import { readSync, writeSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { Worker } from 'node:worker_threads';
 import Database from '../sqlite-addon.js';
 
 /** @typedef {string | number | null | { $blob: string }} Cell */
 /** @typedef {{ type: 'init', file: string, mode: 'read' | 'write', writableServer: boolean, extensions: string[], busyTimeoutMs: number }} InitMessage */
 /**
  * @typedef {{ type: 'run', id: number, op: 'query' | 'write' | 'explain', sql: string,
- *   params: unknown, maxRows: number, maxBytes: number, maxCellChars: number }} RunMessage
+ *   params: unknown, maxRows: number, maxBytes: number, maxCellChars: number, timeoutMs: number }} RunMessage
  */
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -41,6 +42,42 @@ let writableServer = false;
 
 /** A one-element array to sleep on with Atomics.wait (a blocking pause, no busy loop). */
 const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** The server that started this process: once the parent is another one, the server has died. */
+const SERVER_PID = process.ppid;
+
+/** How long past the call's own time limit the process waits before it stops itself. */
+const DEADLINE_GRACE_MS = 2_000;
+
+/**
+ * When the running call must be over (ms since the epoch, 0 when idle): read by the watchdog.
+ * The server kills this process at the call's time limit; the watchdog is for when it cannot.
+ */
+const deadline = new BigInt64Array(new SharedArrayBuffer(8));
+
+/**
+ * A watchdog thread. The main thread spends a long query inside sqlite3_step, deaf to everything,
+ * but a thread has an event loop of its own: it ends the process (SIGKILL: SQLite rolls back what
+ * was not committed) when the server has gone (this process was re-parented) or when the running
+ * call is well past its deadline. The server also has a watchdog of its own that kills this
+ * process's group when it dies; this one holds even where that one is missing.
+ */
+function startWatchdog() {
+  const source = `
+    const { workerData } = require('node:worker_threads');
+    const deadline = new BigInt64Array(workerData.deadline);
+    setInterval(() => {
+      const due = Number(Atomics.load(deadline, 0));
+      if (process.ppid !== workerData.server || (due > 0 && Date.now() > due)) process.kill(process.pid, 'SIGKILL');
+    }, 100);`;
+  const watchdog = new Worker(source, { eval: true, workerData: { deadline: deadline.buffer, server: SERVER_PID } });
+  watchdog.unref();
+}
+
+/** Whether the server that started this process is still there. */
+function serverAlive() {
+  return process.ppid === SERVER_PID;
+}
 
 /**
  * Writes one message as a line. The pipe is blocking in this process, so writeSync waits while
@@ -72,11 +109,15 @@ function handle(message) {
     return;
   }
   if (message.type === 'run') {
+    const timeoutMs = Number.isFinite(message.timeoutMs) && message.timeoutMs > 0 ? message.timeoutMs : 30_000;
+    Atomics.store(deadline, 0, BigInt(Date.now() + timeoutMs + DEADLINE_GRACE_MS));
     try {
       const result = run(message);
       send({ type: 'result', id: message.id, ok: true, result });
     } catch (error) {
       send({ type: 'result', id: message.id, ok: false, ...describeFailure(error) });
+    } finally {
+      Atomics.store(deadline, 0, 0n);
     }
   }
 }
@@ -211,6 +252,37 @@ function runStatement(db, request) {
       throw new RefusedError('write_query is for statements that change the database; use read_query for SELECT.', 'invalid_argument');
     }
   });
+  if (db.inTransaction || !TRANSACTABLE.test(request.sql)) return runWrite(db, stmt, request);
+  // In a transaction of our own, committed only while the server that asked is still there: a
+  // long write whose server was killed meanwhile (its client saw the connection reset) is rolled
+  // back, never committed later by an orphan.
+  prepared(db, 'begin', 'BEGIN IMMEDIATE', () => undefined).run();
+  try {
+    const result = runWrite(db, stmt, request);
+    if (!serverAlive()) {
+      prepared(db, 'rollback', 'ROLLBACK', () => undefined).run();
+      process.exit(1);
+    }
+    prepared(db, 'commit', 'COMMIT', () => undefined).run();
+    return result;
+  } catch (error) {
+    if (db.inTransaction) prepared(db, 'rollback', 'ROLLBACK', () => undefined).run();
+    throw error;
+  }
+}
+
+/**
+ * Statements that change rows or the schema and may run inside a transaction (not BEGIN, COMMIT,
+ * VACUUM, ATTACH or a PRAGMA that refuses to), after any leading comments.
+ */
+const TRANSACTABLE = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*(?:INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|WITH)\b/i;
+
+/**
+ * @param {import('better-sqlite3').Database} db
+ * @param {import('better-sqlite3').Statement} stmt
+ * @param {RunMessage} request
+ */
+function runWrite(db, stmt, request) {
   if (stmt.reader) {
     // INSERT/UPDATE/DELETE … RETURNING: the change happens, and the returned rows are bounded like a read.
     const rows = readRows(stmt, request);
@@ -366,4 +438,5 @@ function errorMessage(error) {
   return error instanceof Error ? error.message : String(error);
 }
 
+startWatchdog();
 serve();
