@@ -16,6 +16,8 @@ async function userSafeDirectories(gitBinary: string): Promise<string[]> {
       okExitCodes: [0, 1],
       timeoutMs: 10_000,
     });
+    // Ten MiB of safe.directory entries is no real configuration; a cut list would drop the last ones silently.
+    if (result.truncated.stdout) throw new Error('safe.directory list cut');
     return result.stdout.split('\n').filter(Boolean);
   } catch {
     return [];

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError, type ToolDefinition } from '@suite/shared';
+import { countOf, ToolError, type ToolDefinition } from '@suite/shared';
 import { literalPathspec, resolveRepoPath } from '../git/repo-paths.js';
 import type { GitRepository } from '../git/repository.js';
 import { readStatus } from '../git/status.js';
@@ -77,7 +77,7 @@ async function stagedSummary(repo: GitRepository, signal: AbortSignal): Promise<
   if (status.staged.length === 0) return 'Nothing is staged now.';
   const shown = status.staged.slice(0, 50).map((e) => `  ${`${e.change}:`.padEnd(14)}${e.from ? `${e.from} -> ` : ''}${e.path}`);
   if (status.staged.length > 50) shown.push(`  … and ${status.staged.length - 50} more`);
-  return `Staged now (${status.staged.length}):\n${shown.join('\n')}`;
+  return `Staged now (${status.cutAt !== undefined ? 'at least ' : ''}${status.staged.length}):\n${shown.join('\n')}`;
 }
 
 export function gitAdd(ws: Workspace): ToolDefinition<typeof addInput> {
@@ -101,7 +101,7 @@ export function gitAdd(ws: Workspace): ToolDefinition<typeof addInput> {
         throw repo.failure(result, 'git add');
       }
       await stageGitlinks(repo, gitlinks, ctx.signal);
-      return `Staged ${paths.length === 1 ? paths[0] : `${paths.length} paths`} in ${repo.name}.\n${await stagedSummary(repo, ctx.signal)}`;
+      return `Staged ${paths.length === 1 ? paths[0] : countOf(paths.length, 'path')} in ${repo.name}.\n${await stagedSummary(repo, ctx.signal)}`;
     },
   };
 }
@@ -143,7 +143,7 @@ export function gitReset(ws: Workspace): ToolDefinition<typeof resetInput> {
       const result = await repo.write(args, 'git reset', { signal: ctx.signal });
       if (!result.ok) throw repo.failure(result, 'git reset');
       const kept = operation ? ` The ${operation.what.replace(/^an? /, '')} in progress is kept.` : '';
-      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : `${paths.length} paths`) : 'everything'} in ${repo.name}; the working tree is unchanged.${kept}\n${await stagedSummary(repo, ctx.signal)}`;
+      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : countOf(paths.length, 'path')) : 'everything'} in ${repo.name}; the working tree is unchanged.${kept}\n${await stagedSummary(repo, ctx.signal)}`;
     },
   };
 }
