@@ -13,7 +13,15 @@ import { fileResource } from './resources/file.js';
 import { logRangeResource, logResource } from './resources/log.js';
 import { showResource } from './resources/show.js';
 import { statusResource } from './resources/status.js';
+import { gitBlame } from './tools/blame.js';
 import { gitBranch } from './tools/branch.js';
+import { gitCherryPick, gitMerge, gitRebase, gitRevert } from './tools/integrate.js';
+import { gitReflog } from './tools/reflog.js';
+import { gitRemoteList } from './tools/remotes.js';
+import { gitClean, gitRestore } from './tools/restore.js';
+import { gitStashApply, gitStashDrop, gitStashList, gitStashPop, gitStashPush, gitStashShow } from './tools/stash.js';
+import { gitTagCreate, gitTagDelete, gitTagList } from './tools/tags.js';
+import { gitWorktreeAdd, gitWorktreeList, gitWorktreeRemove } from './tools/worktrees.js';
 import { gitCheckout, gitCreateBranch } from './tools/branches.js';
 import { gitCommit } from './tools/commit.js';
 import { gitDiff, gitDiffStaged, gitDiffUnstaged } from './tools/diff.js';
@@ -53,6 +61,27 @@ const tools = toolList<Workspace>(
     gitCommit,
     gitCreateBranch,
     gitCheckout,
+    gitBlame,
+    gitStashList,
+    gitStashShow,
+    gitWorktreeList,
+    gitTagList,
+    gitReflog,
+    gitRemoteList,
+    gitStashPush,
+    gitStashApply,
+    gitStashPop,
+    gitStashDrop,
+    gitTagCreate,
+    gitTagDelete,
+    gitWorktreeAdd,
+    gitWorktreeRemove,
+    gitMerge,
+    gitRebase,
+    gitCherryPick,
+    gitRevert,
+    gitRestore,
+    gitClean,
   ].map((make) => safeTool(withDiffViewer(make as (ws: Workspace) => AnyToolDefinition))),
 );
 
@@ -71,7 +100,9 @@ const INSTRUCTIONS = `Works with the git repositories the user allowed (command-
 Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code) attach
 the diff or log as git:// resources. Tools take repo_path (a path or a repository name), optional when
 there is only one repository. Diffs are cut to a budget and say what they left out: ask for one file with
-path to see more. Revisions are branch, tag or commit names; nothing is ever sent to a remote.`;
+path to see more. Revisions are branch, tag or commit names; nothing is ever sent to a remote. Merges, rebases,
+cherry-picks, reverts and stash applies that stop on conflicts answer with the conflicts (both sides and the base):
+resolve, git_add, then call the same tool with action continue (or abort).`;
 
 /**
  * Resources and prompts, like tools, are built once per workspace and registered by every session:

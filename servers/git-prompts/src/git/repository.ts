@@ -19,6 +19,12 @@ export interface GitCallOptions {
   maxOutputBytes?: number;
   okExitCodes?: readonly number[];
   timeoutMs?: number;
+  /**
+   * Writes only: a commit git would open an editor for (a merge's, a cherry-pick's or revert's
+   * after a conflict) takes the message git prepared. GIT_EDITOR=":" is git's own "do not edit":
+   * no program runs.
+   */
+  acceptMessage?: boolean;
 }
 
 /**
@@ -330,7 +336,7 @@ export class GitRepository {
    * an edit made since the last call cannot slip through.
    */
   async write(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<ProcessResult> {
-    const writeEnv = this.pinned(BASE_ENV);
+    const writeEnv = this.pinned(options.acceptMessage ? { ...BASE_ENV, GIT_EDITOR: ':' } : BASE_ENV);
     const listing = await run(this.settings, ['config', '--list', '-z', '--show-scope', '--show-origin'], readCallConfig(this.settings.safeDirectories), writeEnv, {
       cwd: this.top,
       passEnv: WRITE_PASS_ENV,

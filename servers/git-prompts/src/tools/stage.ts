@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { countOf, ToolError, type ToolDefinition } from '@suite/shared';
 import { literalPathspec, resolveRepoPath } from '../git/repo-paths.js';
 import type { GitRepository } from '../git/repository.js';
+import { operationInProgress } from '../git/operations.js';
 import { readStatus } from '../git/status.js';
 import type { Workspace } from '../workspace.js';
 import { repoPath } from './arguments.js';
@@ -53,23 +54,6 @@ async function stageGitlinks(repo: GitRepository, gitlinks: readonly string[], s
   if (update.length === 0) return;
   const result = await repo.write(['update-index', '--add', '--remove', '--', ...update], 'git add', { signal });
   if (!result.ok) throw repo.failure(result, 'git add');
-}
-
-/** Operations whose state lives in the git directory, and what a whole-index reset would do to each. */
-const IN_PROGRESS: readonly { file: string; what: string; finish: string }[] = [
-  { file: 'rebase-merge', what: 'a rebase', finish: 'git rebase --continue or git rebase --abort' },
-  { file: 'rebase-apply', what: 'a rebase or git am', finish: 'git rebase --continue / git am --continue, or --abort' },
-  { file: 'MERGE_HEAD', what: 'a merge', finish: 'git_commit once the conflicts are resolved and staged, or git merge --abort' },
-  { file: 'CHERRY_PICK_HEAD', what: 'a cherry-pick', finish: 'git cherry-pick --continue or git cherry-pick --abort' },
-  { file: 'REVERT_HEAD', what: 'a revert', finish: 'git revert --continue or git revert --abort' },
-];
-
-/** The merge, rebase, cherry-pick or revert under way in this worktree, if any. */
-async function operationInProgress(repo: GitRepository): Promise<(typeof IN_PROGRESS)[number] | undefined> {
-  for (const operation of IN_PROGRESS) {
-    if (await fs.lstat(path.join(repo.gitDir, operation.file)).then(() => true, () => false)) return operation;
-  }
-  return undefined;
 }
 
 async function stagedSummary(repo: GitRepository, signal: AbortSignal): Promise<string> {
