@@ -102,12 +102,14 @@ function isoDate(seconds: number, tz: string): string {
 }
 
 /**
- * Blames lines of a file at a commit (an object id, already resolved). `blame.ignoreRevsFile` is
- * emptied (a repository's file of revisions to skip could be a FIFO); no textconv.
+ * Blames lines of a file at a commit (an object id, already resolved). `--no-ignore-revs-file`
+ * drops the repository's `blame.ignoreRevsFile` (read before the options; a FIFO there would make
+ * blame wait): an empty `-c blame.ignoreRevsFile=` does not, since git sorts that list and reads
+ * the files after the reset. No textconv.
  */
 export async function blame(repo: GitRepository, commit: string, file: string, range: { start: number; end?: number }, signal?: AbortSignal): Promise<Blame> {
   const lineRange = `-L${range.start},${range.end ?? ''}`;
-  const result = await repo.run(['-c', 'blame.ignoreRevsFile=', 'blame', '--porcelain', '--no-textconv', lineRange, commit, '--', file], { maxOutputBytes: BLAME_OUTPUT_BYTES, ...(signal ? { signal } : {}) });
+  const result = await repo.run(['blame', '--no-ignore-revs-file', '--porcelain', '--no-textconv', lineRange, commit, '--', file], { maxOutputBytes: BLAME_OUTPUT_BYTES, ...(signal ? { signal } : {}) });
   if (!result.ok) throw repo.failure(result, 'git blame');
   const { text, cut } = cutOutput(result, '\n');
   return { ...parseBlame(text), cut };

@@ -201,7 +201,7 @@ const SIGNING_DEFAULTS: Record<string, string> = {
  * with the user's own global value where there is one, otherwise emptied. Signing follows the
  * user's global configuration only: a repository cannot switch it on or pick the program.
  */
-export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories: readonly string[]): { pairs: ConfigPair[]; signs: boolean } {
+export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories: readonly string[], gitBinary = 'git'): { pairs: ConfigPair[]; signs: boolean } {
   const globalValue = (key: string): string | undefined => {
     let value: string | undefined;
     for (const e of entries) if (e.scope === 'global' && e.key.toLowerCase() === key.toLowerCase()) value = e.value ?? 'true';
@@ -217,7 +217,7 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
   const overrides = new Map<string, ConfigPair>();
   for (const entry of entries) {
     if (!fromRepository(entry) || !isCommandKey(entry.key) || FIXED_KEYS.has(normalizeKey(entry.key).toLowerCase())) continue;
-    overrides.set(entry.key, { key: entry.key, value: globalValue(entry.key) ?? '' });
+    overrides.set(entry.key, { key: entry.key, value: globalValue(entry.key) ?? (/^merge\..+\.driver$/i.test(entry.key) ? threeWayMerge(gitBinary) : '') });
     const filter = /^filter\.(.+)\.[^.]+$/i.exec(entry.key);
     if (filter && globalValue(entry.key) === undefined) {
       overrides.set(`filter.${filter[1]}.required`, { key: `filter.${filter[1]}.required`, value: 'false' });
@@ -226,6 +226,17 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
   // A commit carries the identity the user configured, never one guessed from the host name.
   const identity: ConfigPair = { key: 'user.useConfigOnly', value: 'true' };
   return { pairs: [...ALWAYS, ...signing, identity, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs };
+}
+
+/**
+ * What a merge driver the repository names becomes in a write (a merge, rebase, cherry-pick,
+ * revert or stash apply): git's own three-way merge of the three files git hands a driver, with
+ * conflict markers and the base (diff3). An empty driver would make git fail ("cannot run"), and
+ * a fixed `false` would leave every such file conflicted without markers.
+ */
+export function threeWayMerge(gitBinary: string): string {
+  const quoted = `'${gitBinary.replace(/'/g, "'\\''")}'`;
+  return `${quoted} merge-file --diff3 -L ours -L base -L theirs %A %O %B`;
 }
 
 /** `-c key=value` arguments; keys with `=` (a subsection may hold one) cannot be written so and go through the environment. */

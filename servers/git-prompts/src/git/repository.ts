@@ -345,7 +345,7 @@ export class GitRepository {
     });
     if (!listing.ok) throw this.failure(listing, what);
     if (listing.truncated.stdout) throw outputTooLarge(`${what}: listing the configuration`);
-    const { pairs, signs } = writeCallConfig([...parseConfigListing(listing.stdout), ...this.other], this.settings.safeDirectories);
+    const { pairs, signs } = writeCallConfig([...parseConfigListing(listing.stdout), ...this.other], this.settings.safeDirectories, this.settings.gitBinary);
     return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: signs ? [...WRITE_PASS_ENV, ...SIGNING_PASS_ENV] : WRITE_PASS_ENV, reads: false });
   }
 

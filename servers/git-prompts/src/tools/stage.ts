@@ -30,7 +30,7 @@ async function pathspecs(repo: GitRepository, paths: readonly string[]): Promise
  * inside each one to see whether its work tree is dirty, and that git reads the submodule's own
  * configuration (its filters and drivers): they are left out of `git add` and staged by their commit.
  */
-async function gitlinksUnder(repo: GitRepository, specs: readonly string[], signal: AbortSignal): Promise<string[]> {
+export async function gitlinksUnder(repo: GitRepository, specs: readonly string[], signal: AbortSignal): Promise<string[]> {
   const listed = await repo.read(['ls-files', '-z', '--stage', '--', ...specs], 'git ls-files', { signal, maxOutputBytes: 256 * 1024 * 1024 });
   const gitlinks = new Set<string>();
   for (const record of listed.split('\0')) {

@@ -6,6 +6,7 @@ import { literalPathspec, resolveRepoPath } from '../git/repo-paths.js';
 import { listStash, stashEntry } from '../git/stash.js';
 import type { Workspace } from '../workspace.js';
 import { contextLines, READ_ONLY, repoPath } from './arguments.js';
+import { gitlinksUnder } from './stage.js';
 
 const index = z.number().int().min(0).max(100_000).default(0).describe('Which entry: 0 is the newest (stash@{0}).');
 const entry = z.object({ index: z.number().int(), name: z.string(), commit: z.string(), message: z.string(), date: z.string(), base: z.string() });
@@ -77,7 +78,21 @@ export function gitStashPush(ws: Workspace): ToolDefinition<typeof pushInput> {
       const repo = await ws.resolve(ctx, repo_path);
       const specs: string[] = [];
       for (const p of paths ?? []) specs.push(literalPathspec((await resolveRepoPath(repo, p)).relative));
-      const args = ['stash', 'push', '--quiet', ...(include_untracked ? ['--include-untracked'] : []), ...(keep_index ? ['--keep-index'] : []), ...(message ? [`--message=${message}`] : []), '--', ...specs];
+      if (specs.length === 0) specs.push(':/');
+      // git stash looks into every submodule it meets to see whether it is dirty, with a git that reads
+      // the submodule's own configuration: submodules are left out (their commits stay as they are).
+      const gitlinks = await gitlinksUnder(repo, specs, ctx.signal);
+      const args = [
+        'stash',
+        'push',
+        '--quiet',
+        ...(include_untracked ? ['--include-untracked'] : []),
+        ...(keep_index ? ['--keep-index'] : []),
+        ...(message ? [`--message=${message}`] : []),
+        '--',
+        ...specs,
+        ...gitlinks.map((p) => `:(exclude,top,literal)${p}`),
+      ];
       const before = (await listStash(repo, ctx.signal)).entries[0]?.commit;
       const result = await repo.write(args, 'git stash push', { signal: ctx.signal });
       if (!result.ok) {
