@@ -34,6 +34,8 @@ export interface GitPromptsConfig {
   safeDirectories: readonly string[];
   /** The git program (default `git`, found on PATH). */
   gitBinary: string;
+  /** --allow-remote: the tools that talk to a remote (fetch, pull, push) are registered (they write too: --allow-write as well). */
+  allowRemote?: boolean;
 }
 
 /**
@@ -76,5 +78,6 @@ export const TOOLSETS: readonly ToolsetInfo[] = [
   { name: 'tags', description: 'With --allow-write: create and delete tags.', default: true },
   { name: 'worktrees', description: 'With --allow-write: add and remove worktrees.', default: true },
   { name: 'integrate', description: 'With --allow-write: merge, rebase, cherry-pick and revert, with continue and abort; conflicts as data.', default: true },
+  { name: 'remote', description: 'With --allow-remote and --allow-write: fetch, pull and push (file://, https:// and ssh:// only).', default: true },
   { name: 'restore', description: 'With --allow-write: restore files from the index or a revision; list or remove untracked files.', default: true },
 ];

@@ -29,7 +29,7 @@ await runServer({
   packageName: '@suite/server-git-prompts',
   version: VERSION,
   description: 'prompts, git:// resources and hardened tools for the git repositories you allow',
-  usage: '[--allow-write] [REPO_OR_DIR...]',
+  usage: '[--allow-write] [--allow-remote] [REPO_OR_DIR...]',
   writes: 'read-only',
   toolsets: TOOLSETS,
   envPrefix: 'GIT_PROMPTS',
@@ -41,6 +41,7 @@ await runServer({
     timeout: { type: 'string', valueName: 'SECONDS', description: `Time limit of one git command (default ${DEFAULTS.timeoutMs / 1000}).` },
     'scan-depth': { type: 'string', valueName: 'N', description: `How deep below each directory to look for repositories (default ${DEFAULTS.scanDepth}; 0: the directories themselves).` },
     git: { type: 'string', valueName: 'PATH', description: 'The git program (default: git on PATH).' },
+    'allow-remote': { type: 'boolean', description: 'Also register git_fetch, git_pull and git_push (with --allow-write): named remotes, file://, https:// and ssh:// only.' },
   },
   positionals: { name: 'REPO_OR_DIR', min: 0 },
   environment: [{ name: 'GIT_PROMPTS_ALLOW_WRITE', description: 'Set to 1 for --allow-write.' }],
@@ -75,6 +76,7 @@ await runServer({
       scanDepth: integerFlag(flags['scan-depth'], 'scan-depth', DEFAULTS.scanDepth, { min: 0, max: 5 }),
       safeDirectories: await userSafeDirectories(gitBinary),
       gitBinary,
+      allowRemote: flags['allow-remote'] === true,
     };
     const workspace = new Workspace(config);
     const changes = new ChangeHub();

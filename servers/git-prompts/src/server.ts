@@ -17,6 +17,7 @@ import { gitBlame } from './tools/blame.js';
 import { gitBranch } from './tools/branch.js';
 import { gitCherryPick, gitMerge, gitRebase, gitRevert } from './tools/integrate.js';
 import { gitReflog } from './tools/reflog.js';
+import { gitFetch, gitPull, gitPush } from './tools/remote-sync.js';
 import { gitRemoteList } from './tools/remotes.js';
 import { gitClean, gitRestore } from './tools/restore.js';
 import { gitStashApply, gitStashDrop, gitStashList, gitStashPop, gitStashPush, gitStashShow } from './tools/stash.js';
@@ -85,6 +86,9 @@ const tools = toolList<Workspace>(
   ].map((make) => safeTool(withDiffViewer(make as (ws: Workspace) => AnyToolDefinition))),
 );
 
+/** The tools that talk to a remote: registered only with --allow-remote (and, since they write, --allow-write). */
+const remoteTools = toolList<Workspace>([gitFetch, gitPull, gitPush].map((make) => safeTool(make as (ws: Workspace) => AnyToolDefinition)));
+
 /** The diff tools and git_show come with the diff viewer app (hosts without apps ignore it: the text answer is the same). */
 function withDiffViewer(make: (ws: Workspace) => AnyToolDefinition): (ws: Workspace) => AnyToolDefinition {
   return (ws) => {
@@ -100,7 +104,7 @@ const INSTRUCTIONS = `Works with the git repositories the user allowed (command-
 Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code) attach
 the diff or log as git:// resources. Tools take repo_path (a path or a repository name), optional when
 there is only one repository. Diffs are cut to a budget and say what they left out: ask for one file with
-path to see more. Revisions are branch, tag or commit names; nothing is ever sent to a remote. Merges, rebases,
+path to see more. Revisions are branch, tag or commit names; nothing is sent to a remote unless --allow-remote. Merges, rebases,
 cherry-picks, reverts and stash applies that stop on conflicts answer with the conflicts (both sides and the base):
 resolve, git_add, then call the same tool with action continue (or abort).`;
 
@@ -158,7 +162,7 @@ export function buildServer(workspace: Workspace, options: ServerOptions = {}): 
     ...(options.changes ? { changes: options.changes } : {}),
     ...(options.session ? { session: options.session } : {}),
   });
-  server.tools(tools(workspace));
+  server.tools(workspace.config.allowRemote ? [...tools(workspace), ...remoteTools(workspace)] : tools(workspace));
   for (const register of registrations(workspace)) register(server);
   server.resource(diffViewer);
 

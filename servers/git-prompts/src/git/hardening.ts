@@ -217,7 +217,7 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
   const overrides = new Map<string, ConfigPair>();
   for (const entry of entries) {
     if (!fromRepository(entry) || !isCommandKey(entry.key) || FIXED_KEYS.has(normalizeKey(entry.key).toLowerCase())) continue;
-    overrides.set(entry.key, { key: entry.key, value: globalValue(entry.key) ?? (/^merge\..+\.driver$/i.test(entry.key) ? threeWayMerge(gitBinary) : '') });
+    overrides.set(entry.key, { key: entry.key, value: globalValue(entry.key) ?? safeReplacement(entry.key, gitBinary) });
     const filter = /^filter\.(.+)\.[^.]+$/i.exec(entry.key);
     if (filter && globalValue(entry.key) === undefined) {
       overrides.set(`filter.${filter[1]}.required`, { key: `filter.${filter[1]}.required`, value: 'false' });
@@ -237,6 +237,40 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
 export function threeWayMerge(gitBinary: string): string {
   const quoted = `'${gitBinary.replace(/'/g, "'\\''")}'`;
   return `${quoted} merge-file --diff3 -L ours -L base -L theirs %A %O %B`;
+}
+
+/** What a program-naming key of the repository becomes in a write when the user has no value of their own. */
+function safeReplacement(key: string, gitBinary: string): string {
+  if (/^merge\..+\.driver$/i.test(key)) return threeWayMerge(gitBinary);
+  // git's defaults: an empty value would make a fetch or push fail, not fall back.
+  if (/^remote\..+\.uploadpack$/i.test(key)) return 'git-upload-pack';
+  if (/^remote\..+\.receivepack$/i.test(key)) return 'git-receive-pack';
+  return '';
+}
+
+/** The transports a remote call may use; every other one (ext::, fd::, git://, http://, …) is refused by git itself. */
+const ALLOWED_PROTOCOLS = ['file', 'https', 'ssh'];
+const REFUSED_PROTOCOLS = ['ext', 'fd', 'git', 'http', 'ftp', 'ftps', 'rsync'];
+
+/**
+ * The overrides of a call that talks to a remote (`--allow-remote`), on top of a write's: only
+ * file, https and ssh, whatever `protocol.<name>.allow` the repository sets (a named protocol's
+ * setting outranks `protocol.allow`, so each one the repository names is set again here); ssh
+ * with the user's own `core.sshCommand` or plain `ssh`; the user's own credential helpers only.
+ */
+export function remoteCallConfig(entries: readonly ConfigEntry[]): ConfigPair[] {
+  const global = (key: string): string[] => entries.filter((e) => e.scope === 'global' && e.key.toLowerCase() === key).map((e) => e.value ?? '');
+  const pairs: ConfigPair[] = [];
+  const named = new Set([...ALLOWED_PROTOCOLS, ...REFUSED_PROTOCOLS]);
+  for (const e of entries) {
+    const m = /^protocol\.(.+)\.allow$/i.exec(e.key);
+    if (m) named.add(m[1]!);
+  }
+  for (const name of named) pairs.push({ key: `protocol.${name}.allow`, value: ALLOWED_PROTOCOLS.includes(name.toLowerCase()) ? 'always' : 'never' });
+  pairs.push({ key: 'core.sshCommand', value: global('core.sshcommand').at(-1) ?? 'ssh' });
+  // An empty value empties the list git has read so far; the user's own helpers follow it.
+  pairs.push({ key: 'credential.helper', value: '' }, ...global('credential.helper').map((value) => ({ key: 'credential.helper', value })));
+  return pairs;
 }
 
 /** `-c key=value` arguments; keys with `=` (a subsection may hold one) cannot be written so and go through the environment. */

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { formatBytes, runProcess, ToolError, type ProcessResult } from '@suite/shared';
 import { gitFailure } from './errors.js';
-import { configArguments, isCommandKey, parseConfigFile, parseConfigListing, readCallConfig, repositoryOverrides, writeCallConfig, type ConfigEntry, type ConfigPair } from './hardening.js';
+import { configArguments, isCommandKey, remoteCallConfig, parseConfigFile, parseConfigListing, readCallConfig, repositoryOverrides, writeCallConfig, type ConfigEntry, type ConfigPair } from './hardening.js';
 
 /** Process-wide settings of every git call. */
 export interface GitSettings {
@@ -25,6 +25,8 @@ export interface GitCallOptions {
    * no program runs.
    */
   acceptMessage?: boolean;
+  /** Writes only: the call talks to a remote (--allow-remote): only file, https and ssh, the user's ssh and credential helpers. */
+  remote?: boolean;
 }
 
 /**
@@ -309,6 +311,11 @@ export class GitRepository {
     this.readPairs = [...readCallConfig(settings.safeDirectories), ...repositoryOverrides([...config, ...other])];
   }
 
+  /** The git program, for a command git itself starts (a local remote's pack programs). */
+  get gitBinary(): string {
+    return this.settings.gitBinary;
+  }
+
   private pinned(env: Record<string, string>): Record<string, string> {
     return { ...env, GIT_DIR: this.gitDir, GIT_WORK_TREE: this.top };
   }
@@ -345,8 +352,12 @@ export class GitRepository {
     });
     if (!listing.ok) throw this.failure(listing, what);
     if (listing.truncated.stdout) throw outputTooLarge(`${what}: listing the configuration`);
-    const { pairs, signs } = writeCallConfig([...parseConfigListing(listing.stdout), ...this.other], this.settings.safeDirectories, this.settings.gitBinary);
-    return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: signs ? [...WRITE_PASS_ENV, ...SIGNING_PASS_ENV] : WRITE_PASS_ENV, reads: false });
+    const entries = [...parseConfigListing(listing.stdout), ...this.other];
+    const { pairs: writePairs, signs } = writeCallConfig(entries, this.settings.safeDirectories, this.settings.gitBinary);
+    // git keeps the first remote.<name>.uploadpack/receivepack it reads (the repository's) and fails on a second
+    // one: a remote call leaves them out and the tool passes --upload-pack/--receive-pack, which outrank them.
+    const pairs = options.remote ? [...writePairs.filter((p) => !/^remote\..+\.(uploadpack|receivepack)$/i.test(p.key)), ...remoteCallConfig(entries)] : writePairs;
+    return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: [...WRITE_PASS_ENV, ...(signs ? SIGNING_PASS_ENV : []), ...(options.remote ? ['SSH_AUTH_SOCK'] : [])], reads: false });
   }
 
   failure(result: Pick<ProcessResult, 'stderr' | 'exitCode'>, what: string): ToolError {
