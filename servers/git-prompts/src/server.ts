@@ -9,6 +9,7 @@ import { prDescriptionPrompt } from './prompts/pr-description.js';
 import { reviewChangesPrompt } from './prompts/review-changes.js';
 import { summarizeChangesPrompt } from './prompts/summarize-changes.js';
 import { compareResource, stagedDiffResource, unstagedDiffResource } from './resources/diffs.js';
+import { blameResource, stashResource } from './resources/everyday.js';
 import { fileResource } from './resources/file.js';
 import { logRangeResource, logResource } from './resources/log.js';
 import { showResource } from './resources/show.js';
@@ -117,7 +118,7 @@ const builtRegistrations = new WeakMap<Workspace, ((server: SuiteServer) => void
 function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] {
   let built = builtRegistrations.get(workspace);
   if (!built) {
-    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logRangeResource, compareResource, showResource, fileResource].map(
+    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logRangeResource, compareResource, showResource, fileResource, blameResource, stashResource].map(
       (make) => safeTemplate(make(workspace)),
     );
     // Each prompt keeps its own argument type, so each gets its own registering closure.

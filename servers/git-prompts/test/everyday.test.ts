@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeHub } from '@suite/shared';
 import { makeTempDir, protocolError, spawnServer, type TestSession } from '@suite/test-kit';
 import { BIN, commit, git, makeRepo, open, writeFiles } from './helpers.js';
 
@@ -293,6 +294,39 @@ describe('everyday git tools', () => {
     expect((await session.callTool('git_worktree_remove', { repo_path: repo, path: linked, force: true })).text).toBe(`Removed the worktree at ${linked} from main-repo; branch topic is kept.`);
     expect(existsSync(linked)).toBe(false);
     expect((await session.callTool('git_worktree_remove', { repo_path: repo, path: repo })).text).toMatch(/is the main worktree/);
+  });
+
+  it('resources git://<repo>/blame/{path} and git://<repo>/stash: read, listed, completed, and updated when the stash changes', async () => {
+    const repo = makeRepo(path.join(base, 'resources'), { 'src/main.ts': 'a\nb\n' });
+    const hub = new ChangeHub();
+    try {
+      session = await open([repo], { changes: hub, allowWrite: true });
+      const blamed = await session.readResource(`git://resources/blame/${encodeURIComponent('src/main.ts')}`);
+      expect(blamed.text).toMatch(/^# L1-2 [0-9a-f]{12} Test User <test@example\.com> 2024-05-01T12:00:00\+00:00 Initial commit\na\nb\n$/);
+      expect((await session.complete({ template: 'git://{repo}/blame/{path}' }, 'path', 'src/')).values).toEqual(['src/main.ts']);
+      expect((await session.complete({ template: 'git://{repo}/stash' }, 'repo', 'res')).values).toEqual(['resources']);
+      const listed = (await session.client.listResources()).resources.map((r) => r.uri);
+      expect(listed).toContain('git://resources/stash');
+      expect((await session.readResource('git://resources/stash')).text).toBe('# The stash of resources is empty.\n');
+
+      await session.client.subscribeResource({ uri: 'git://resources/stash' });
+      let mark = session.mark();
+      writeFiles(repo, { 'src/main.ts': 'changed\n' });
+      await session.callTool('git_stash_push', { message: 'first' });
+      await session.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'git://resources/stash', { timeoutMs: 20_000, after: mark });
+      expect((await session.readResource('git://resources/stash')).text).toMatch(/^# 1 stash entry in resources\nstash@\{0\} \S+ On main: first/);
+      writeFiles(repo, { 'src/main.ts': 'changed again\n' });
+      await session.callTool('git_stash_push', { message: 'second' });
+      mark = session.mark();
+      // Dropping the older entry leaves refs/stash as it is: only the stash's reflog changes.
+      await session.callTool('git_stash_drop', { index: 1 });
+      await session.waitFor('notifications/resources/updated', (n) => n.params?.uri === 'git://resources/stash', { timeoutMs: 20_000, after: mark });
+      expect((await session.readResource('git://resources/stash')).text).toMatch(/^# 1 stash entry in resources\nstash@\{0\} \S+ On main: second/);
+    } finally {
+      await session?.close();
+      session = undefined;
+      await hub.close();
+    }
   });
 
   it('read-only mode (the default) has the read tools and none of the writes; the built bin over stdio too', async () => {

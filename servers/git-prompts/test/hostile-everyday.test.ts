@@ -93,6 +93,9 @@ describe('a hostile repository cannot run a program through the everyday tools',
       await expectOk(session, 'git_reflog', { ref: 'side' });
       const remotes = await expectOk(session, 'git_remote_list', {});
       expect(remotes).not.toContain('x-secret');
+      expect((await session.readResource(`git://hostile/blame/${encodeURIComponent('src/app.txt')}`)).text).toContain('main: change two');
+      expect((await session.readResource('git://hostile/stash')).text).toContain('hostile work');
+      await session.complete({ template: 'git://{repo}/blame/{path}' }, 'path', 'src/');
     } finally {
       await session.close();
     }

@@ -33,6 +33,9 @@ interface CommitInfo {
   boundary: boolean;
 }
 
+/** Lines one answer blames: a model reads every one. */
+export const MAX_BLAME_LINES = 2000;
+
 /** The most a blame answer reads from git. */
 export const BLAME_OUTPUT_BYTES = 16 * 1024 * 1024;
 

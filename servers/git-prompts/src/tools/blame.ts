@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { countOf, ToolError, type ToolDefinition } from '@suite/shared';
-import { blame } from '../git/blame.js';
+import { blame, MAX_BLAME_LINES } from '../git/blame.js';
 import { resolveRepoPath } from '../git/repo-paths.js';
 import { resolveRevision } from '../git/revisions.js';
 import type { Workspace } from '../workspace.js';
 import { READ_ONLY, repoPath } from './arguments.js';
 
-/** Lines one answer blames: a model reads every one. */
-export const MAX_BLAME_LINES = 2000;
 
 const input = z.object({
   repo_path: repoPath,

@@ -25,13 +25,12 @@ export function gitReflog(ws: Workspace): ToolDefinition<typeof input, typeof ou
       checkRevisionText(ref, 'ref');
       if (!/^[A-Za-z0-9._/-]+$/.test(ref) || ref.includes('..')) throw ToolError.invalidArgument(`${JSON.stringify(ref)} is not a ref name (HEAD, a branch such as main, or refs/…).`);
       const repo = await ws.resolve(ctx, repo_path);
-      const full = await repo.run(['rev-parse', '--verify', '--quiet', '--symbolic-full-name', '--end-of-options', ref], { signal: ctx.signal });
-      // HEAD has a reflog of its own (symbolic-full-name would name the branch it points at).
-      const name = ref === 'HEAD' ? 'HEAD' : full.stdout.trim();
-      if (!full.ok || name === '') throw ToolError.notFound(`There is no ref ${ref} in ${repo.name}; git_branch lists the branches.`);
+      // One git call: the reflog is walked by the name given (HEAD, main, refs/stash); an unknown name is git's complaint.
+      const name = ref;
       // With --date, %gd names each entry by its time (HEAD@{2024-05-01T…}); its index is its position.
       const result = await repo.run(['log', '--walk-reflogs', '-z', `--max-count=${max_count + 1}`, '--date=iso-strict', '--format=%gd%x00%H%x00%gs%x00%s', '--end-of-options', name, '--'], { signal: ctx.signal });
       if (!result.ok) {
+        if (/unknown revision|ambiguous argument|bad revision/i.test(result.stderr)) throw ToolError.notFound(`There is no ref ${ref} in ${repo.name}; git_branch lists the branches.`);
         if (/no reflog|does not have any commits/i.test(result.stderr)) return { text: `${ref} has no reflog in ${repo.name}.`, structured: { repository: repo.name, ref: name, entries: [], more: false } };
         throw repo.failure(result, 'git reflog');
       }
