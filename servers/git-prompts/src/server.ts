@@ -6,6 +6,8 @@ import { changelogPrompt } from './prompts/changelog.js';
 import { explainCodePrompt } from './prompts/explain-code.js';
 import { gitCommitPrompt } from './prompts/git-commit.js';
 import { prDescriptionPrompt } from './prompts/pr-description.js';
+import { resolveConflictsPrompt } from './prompts/resolve-conflicts.js';
+import { reviewBranchPrompt } from './prompts/review-branch.js';
 import { reviewChangesPrompt } from './prompts/review-changes.js';
 import { summarizeChangesPrompt } from './prompts/summarize-changes.js';
 import { compareResource, stagedDiffResource, unstagedDiffResource } from './resources/diffs.js';
@@ -102,7 +104,8 @@ function withDiffViewer(make: (ws: Workspace) => AnyToolDefinition): (ws: Worksp
 const diffViewer = diffViewerResource();
 
 const INSTRUCTIONS = `Works with the git repositories the user allowed (command-line paths or client roots).
-Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code) attach
+Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code, resolve-conflicts,
+review-branch) attach
 the diff or log as git:// resources. Tools take repo_path (a path or a repository name), optional when
 there is only one repository. Diffs are cut to a budget and say what they left out: ask for one file with
 path to see more. Revisions are branch, tag or commit names; nothing is sent to a remote unless --allow-remote. Merges, rebases,
@@ -122,13 +125,15 @@ function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] 
       (make) => safeTemplate(make(workspace)),
     );
     // Each prompt keeps its own argument type, so each gets its own registering closure.
-    const [commit, explain, review, pr, summarize, changelog] = [
+    const [commit, explain, review, pr, summarize, changelog, resolve, reviewBranch] = [
       safePrompt(gitCommitPrompt(workspace)),
       safePrompt(explainCodePrompt(workspace)),
       safePrompt(reviewChangesPrompt(workspace)),
       safePrompt(prDescriptionPrompt(workspace)),
       safePrompt(summarizeChangesPrompt(workspace)),
       safePrompt(changelogPrompt(workspace)),
+      safePrompt(resolveConflictsPrompt(workspace)),
+      safePrompt(reviewBranchPrompt(workspace)),
     ] as const;
     built = [
       ...templates.map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),
@@ -138,6 +143,8 @@ function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] 
       (server) => void server.prompt(pr),
       (server) => void server.prompt(summarize),
       (server) => void server.prompt(changelog),
+      (server) => void server.prompt(resolve),
+      (server) => void server.prompt(reviewBranch),
     ];
     builtRegistrations.set(workspace, built);
   }

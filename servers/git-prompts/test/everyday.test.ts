@@ -296,6 +296,34 @@ describe('everyday git tools', () => {
     expect((await session.callTool('git_worktree_remove', { repo_path: repo, path: repo })).text).toMatch(/is the main worktree/);
   });
 
+  it('prompts resolve-conflicts (hunks with both sides and the base, how to continue) and review-branch (with the previous authors of the touched lines)', async () => {
+    const repo = conflictRepo(path.join(base, 'prompts'));
+    session = await open([repo], { allowWrite: true });
+    expect((await session.getPrompt('resolve-conflicts')).text).toBe('There are no conflicted files in prompts, so there is nothing to resolve.');
+    await session.callTool('git_merge', { branch: 'feature' });
+    const resolve = await session.getPrompt('resolve-conflicts');
+    expect(resolve.description).toBe('Resolve the conflicts in prompts');
+    expect(resolve.text).toContain('<<<<<<< ours (HEAD)\nTWO on main\n||||||| base\ntwo\n=======\ntwo on feature\n>>>>>>> theirs (');
+    expect(resolve.text).toContain('Next: Edit each file to the text it should have (remove the markers), stage it with git_add, then git_merge with action continue');
+    await session.callTool('git_merge', { action: 'abort' });
+
+    // shared.txt's line 2 was last changed before feature forked (by Grace, in this fixture): review-branch names her.
+    const other = makeRepo(path.join(base, 'review'), { 'shared.txt': 'one\ntwo\nthree\n' });
+    writeFiles(other, { 'shared.txt': 'one\ntwo by grace\nthree\n' });
+    git(other, ['commit', '--quiet', '-am', 'grace: line two'], { env: GRACE });
+    git(other, ['checkout', '--quiet', '-b', 'topic']);
+    commit(other, { 'shared.txt': 'one\ntwo, reworked on topic\nthree\n', 'added.txt': 'new\n' }, 'topic: rework two');
+    await session.close();
+    session = await open([other]);
+    const review = await session.getPrompt('review-branch', { base: 'main' });
+    expect(review.description).toBe('Review topic against main in review');
+    expect(review.text).toContain('- shared.txt lines 2-2: Grace Hopper (');
+    expect(review.text).toContain('grace: line two)');
+    expect(review.resources.map((r) => r.uri)[0]).toMatch(/^git:\/\/review\/compare\/[0-9a-f]{40}\.\.[0-9a-f]{40}$/);
+    expect(review.text).toContain('+two, reworked on topic');
+    expect((await session.getPrompt('review-branch', { branch: 'main', base: 'topic' })).text).toMatch(/has no commits that topic does not have/);
+  });
+
   it('resources git://<repo>/blame/{path} and git://<repo>/stash: read, listed, completed, and updated when the stash changes', async () => {
     const repo = makeRepo(path.join(base, 'resources'), { 'src/main.ts': 'a\nb\n' });
     const hub = new ChangeHub();

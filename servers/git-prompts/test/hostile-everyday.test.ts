@@ -96,6 +96,8 @@ describe('a hostile repository cannot run a program through the everyday tools',
       expect((await session.readResource(`git://hostile/blame/${encodeURIComponent('src/app.txt')}`)).text).toContain('main: change two');
       expect((await session.readResource('git://hostile/stash')).text).toContain('hostile work');
       await session.complete({ template: 'git://{repo}/blame/{path}' }, 'path', 'src/');
+      await session.getPrompt('review-branch', { branch: 'side', base: 'main' });
+      await session.getPrompt('resolve-conflicts');
     } finally {
       await session.close();
     }
@@ -108,6 +110,7 @@ describe('a hostile repository cannot run a program through the everyday tools',
     try {
       // Conflicts on a file whose attributes name a merge driver: reported as data, the driver never runs.
       await expectOk(session, 'git_merge', { branch: 'side' }, /stopped with conflicts[\s\S]*src\/app\.txt/);
+      expect((await session.getPrompt('resolve-conflicts')).text).toContain('src/app.txt');
       await expectOk(session, 'git_merge', { action: 'abort' });
       await expectOk(session, 'git_merge', { branch: 'side', fast_forward: 'never' });
       await expectOk(session, 'git_merge', { action: 'abort' });
