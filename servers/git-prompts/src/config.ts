@@ -36,6 +36,10 @@ export interface GitPromptsConfig {
   gitBinary: string;
   /** --allow-remote: the tools that talk to a remote (fetch, pull, push) are registered (they write too: --allow-write as well). */
   allowRemote?: boolean;
+  /** --allow-author: git_commit takes an author. */
+  allowAuthor?: boolean;
+  /** --allow-signing: commits are signed (with the user's own program) when the repository asks for it. */
+  allowSigning?: boolean;
 }
 
 /**

@@ -41,6 +41,8 @@ await runServer({
     timeout: { type: 'string', valueName: 'SECONDS', description: `Time limit of one git command (default ${DEFAULTS.timeoutMs / 1000}).` },
     'scan-depth': { type: 'string', valueName: 'N', description: `How deep below each directory to look for repositories (default ${DEFAULTS.scanDepth}; 0: the directories themselves).` },
     git: { type: 'string', valueName: 'PATH', description: 'The git program (default: git on PATH).' },
+    'allow-author': { type: 'boolean', description: 'git_commit takes an author ("Name <email>") other than your own identity (you stay the committer).' },
+    'allow-signing': { type: 'boolean', description: "Sign commits when the repository asks for it (commit.gpgSign), with your own signing program; without it such commits are made unsigned, and the answer says so." },
     'allow-remote': { type: 'boolean', description: 'Also register git_fetch, git_pull and git_push (with --allow-write): named remotes, file://, https:// and ssh:// only.' },
   },
   positionals: { name: 'REPO_OR_DIR', min: 0 },
@@ -77,6 +79,8 @@ await runServer({
       safeDirectories: await userSafeDirectories(gitBinary),
       gitBinary,
       allowRemote: flags['allow-remote'] === true,
+      allowAuthor: flags['allow-author'] === true,
+      allowSigning: flags['allow-signing'] === true,
     };
     const workspace = new Workspace(config);
     const changes = new ChangeHub();

@@ -65,7 +65,7 @@ export class Workspace {
   private readonly listings = new Map<string, { at: number; list: Promise<RepositoryListing[]> }>();
 
   constructor(readonly config: GitPromptsConfig) {
-    this.settings = { gitBinary: config.gitBinary, timeoutMs: config.timeoutMs, safeDirectories: config.safeDirectories };
+    this.settings = { gitBinary: config.gitBinary, timeoutMs: config.timeoutMs, safeDirectories: config.safeDirectories, allowSigning: config.allowSigning === true };
   }
 
   /** The effective roots of the request's session (real paths). */

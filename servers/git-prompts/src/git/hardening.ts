@@ -201,7 +201,12 @@ const SIGNING_DEFAULTS: Record<string, string> = {
  * with the user's own global value where there is one, otherwise emptied. Signing follows the
  * user's global configuration only: a repository cannot switch it on or pick the program.
  */
-export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories: readonly string[], gitBinary = 'git'): { pairs: ConfigPair[]; signs: boolean } {
+export function writeCallConfig(
+  entries: readonly ConfigEntry[],
+  safeDirectories: readonly string[],
+  gitBinary = 'git',
+  allowSigning = false,
+): { pairs: ConfigPair[]; signs: boolean; unsignedAsked: boolean } {
   const globalValue = (key: string): string | undefined => {
     let value: string | undefined;
     for (const e of entries) if (e.scope === 'global' && e.key.toLowerCase() === key.toLowerCase()) value = e.value ?? 'true';
@@ -212,7 +217,13 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
   // gpg.program and gpg.openpgp.program set the same program; the one git reads last wins.
   const openpgp = globalValue('gpg.openpgp.program') ?? globalValue('gpg.program') ?? 'gpg';
   signing.push({ key: 'gpg.program', value: openpgp }, { key: 'gpg.openpgp.program', value: openpgp });
-  const signs = /^(true|yes|on|1)$/i.test(signing[0]!.value);
+  const truthy = (value: string | undefined): boolean => value !== undefined && /^(true|yes|on|1)$/i.test(value);
+  // The repository may ask for signed commits (its own commit.gpgSign); the program is still the user's.
+  const repositoryAsks = entries.some((e) => fromRepository(e) && e.key.toLowerCase() === 'commit.gpgsign' && truthy(e.value ?? 'true'));
+  const userSigns = truthy(signing[0]!.value);
+  if (!userSigns && repositoryAsks && allowSigning) signing[0] = { key: 'commit.gpgsign', value: 'true' };
+  const signs = truthy(signing[0]!.value);
+  const unsignedAsked = repositoryAsks && !signs;
 
   const overrides = new Map<string, ConfigPair>();
   for (const entry of entries) {
@@ -225,7 +236,7 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
   }
   // A commit carries the identity the user configured, never one guessed from the host name.
   const identity: ConfigPair = { key: 'user.useConfigOnly', value: 'true' };
-  return { pairs: [...ALWAYS, ...signing, identity, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs };
+  return { pairs: [...ALWAYS, ...signing, identity, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs, unsignedAsked };
 }
 
 /**

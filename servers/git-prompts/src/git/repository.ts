@@ -9,6 +9,8 @@ export interface GitSettings {
   gitBinary: string;
   timeoutMs: number;
   safeDirectories: readonly string[];
+  /** --allow-signing: a repository that asks for signed commits gets them, with the user's own signing program. */
+  allowSigning?: boolean;
 }
 
 export interface GitCallOptions {
@@ -342,7 +344,7 @@ export class GitRepository {
    * the repository's programs are still overridden. The configuration is listed again first, so
    * an edit made since the last call cannot slip through.
    */
-  async write(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<ProcessResult> {
+  async write(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<ProcessResult & { unsignedAsked: boolean }> {
     const writeEnv = this.pinned(options.acceptMessage ? { ...BASE_ENV, GIT_EDITOR: ':' } : BASE_ENV);
     const listing = await run(this.settings, ['config', '--list', '-z', '--show-scope', '--show-origin'], readCallConfig(this.settings.safeDirectories), writeEnv, {
       cwd: this.top,
@@ -353,11 +355,13 @@ export class GitRepository {
     if (!listing.ok) throw this.failure(listing, what);
     if (listing.truncated.stdout) throw outputTooLarge(`${what}: listing the configuration`);
     const entries = [...parseConfigListing(listing.stdout), ...this.other];
-    const { pairs: writePairs, signs } = writeCallConfig(entries, this.settings.safeDirectories, this.settings.gitBinary);
+    const { pairs: writePairs, signs, unsignedAsked } = writeCallConfig(entries, this.settings.safeDirectories, this.settings.gitBinary, this.settings.allowSigning);
     // git keeps the first remote.<name>.uploadpack/receivepack it reads (the repository's) and fails on a second
     // one: a remote call leaves them out and the tool passes --upload-pack/--receive-pack, which outrank them.
     const pairs = options.remote ? [...writePairs.filter((p) => !/^remote\..+\.(uploadpack|receivepack)$/i.test(p.key)), ...remoteCallConfig(entries)] : writePairs;
-    return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: [...WRITE_PASS_ENV, ...(signs ? SIGNING_PASS_ENV : []), ...(options.remote ? ['SSH_AUTH_SOCK'] : [])], reads: false });
+    const result = await run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: [...WRITE_PASS_ENV, ...(signs ? SIGNING_PASS_ENV : []), ...(options.remote ? ['SSH_AUTH_SOCK'] : [])], reads: false });
+    // Whether a commit it made is unsigned although the repository asks for signed commits (no --allow-signing).
+    return { ...result, unsignedAsked };
   }
 
   failure(result: Pick<ProcessResult, 'stderr' | 'exitCode'>, what: string): ToolError {
