@@ -19,7 +19,7 @@ const FILES = 2_000;
 const BRANCHES = 1_000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const WARMUP = 3;
-const stamp = `${COMMITS}-${FILES}-${BRANCHES}-v1`;
+const stamp = `${COMMITS}-${FILES}-${BRANCHES}-v2`;
 
 const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' };
 const git = (args, input) => execFileSync('git', args, { cwd: repo, env: gitEnv, input, maxBuffer: 1 << 30, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -59,6 +59,16 @@ function buildRepository() {
   for (let i = 0; i < FILES; i++) writeFileSync(path.join(repo, fileName(i)), fileContent(i, 3) + `// edited for the benchmark\n`);
   writeFileSync(path.join(repo, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`node_modules/p${i}`, { version: '1.0.0' }])) }, null, 2));
   git(['add', '--all']);
+  // For the everyday read tools: a stash entry of the whole staged change (made without touching the
+  // working tree), 200 moves in HEAD's reflog, a linked worktree and two remotes.
+  const stash = git(['stash', 'create', 'bench stash']).toString().trim();
+  git(['stash', 'store', '--message', 'On main: bench stash', stash]);
+  const oids = git(['rev-list', '--max-count=201', 'main']).toString().trim().split('\n').reverse();
+  const moves = oids.slice(1).map((oid, i) => `${oids[i]} ${oid} Bench <bench@example.com> ${1_700_000_000 + i * 60} +0000\tcommit: move ${i}`);
+  writeFileSync(path.join(repo, '.git', 'logs', 'HEAD'), `${moves.join('\n')}\n`);
+  git(['worktree', 'add', '--quiet', '--detach', path.join(work, 'bench-tree'), 'main~5']);
+  git(['remote', 'add', 'origin', 'https://example.com/org/bench.git']);
+  git(['remote', 'add', 'mirror', 'git@example.com:org/bench.git']);
   writeFileSync(path.join(work, 'stamp'), stamp);
   return true;
 }
@@ -88,7 +98,52 @@ const stagedDiffCalls = () =>
     plain(['diff', '--cached', ...DIFF, '--raw', '-z', '--no-abbrev', '--', ...EXCLUDES.map((g) => `:(top,glob)${g}`)]),
     plain(['diff', '--cached', ...DIFF, '-p', '-U3', '--', ':/', ...EXCLUDES.map((g) => `:(top,exclude,glob)${g}`)], { cap: 256 * 1024 }),
   ]);
-const operations = [
+const stashDiff = (from, to) =>
+  Promise.all([
+    plain(['diff', ...DIFF, '--raw', '-z', '--no-abbrev', from, to, '--', ':/', ...EXCLUDES.map((g) => `:(top,exclude,glob)${g}`)]),
+    plain(['diff', ...DIFF, '--raw', '-z', '--no-abbrev', from, to, '--', ...EXCLUDES.map((g) => `:(top,glob)${g}`)]),
+    plain(['diff', ...DIFF, '-p', '-U3', from, to, '--', ':/', ...EXCLUDES.map((g) => `:(top,exclude,glob)${g}`)], { cap: 256 * 1024 }),
+  ]);
+const BLAMED = fileName(7);
+/** The everyday read tools of issue 29, each against the plain git command it stands for. */
+const everyday = [
+  {
+    name: `tools/call git_blame (${BLAMED}, 30 lines, 10,000 commits of history)`,
+    ours: (c) => c.callTool({ name: 'git_blame', arguments: { path: BLAMED } }),
+    plain: () => plain(['blame', '--porcelain', '--no-textconv', '-L1,30', 'HEAD', '--', BLAMED]),
+  },
+  {
+    name: 'tools/call git_stash_list',
+    ours: (c) => c.callTool({ name: 'git_stash_list', arguments: {} }),
+    plain: () => plain(['stash', 'list']),
+  },
+  {
+    name: 'tools/call git_stash_show (a 2,001-file stash)',
+    ours: (c) => c.callTool({ name: 'git_stash_show', arguments: { index: 0 } }),
+    plain: () => stashDiff('stash@{0}^1', 'stash@{0}'),
+  },
+  {
+    name: 'tools/call git_worktree_list',
+    ours: (c) => c.callTool({ name: 'git_worktree_list', arguments: {} }),
+    plain: () => plain(['worktree', 'list', '--porcelain']),
+  },
+  {
+    name: 'tools/call git_tag_list',
+    ours: (c) => c.callTool({ name: 'git_tag_list', arguments: {} }),
+    plain: () => plain(['tag', '--list', '--sort=-creatordate', '--format=%(refname:strip=2) %(objectname) %(creatordate:iso-strict) %(contents:subject)']),
+  },
+  {
+    name: 'tools/call git_reflog (30 of 200 entries)',
+    ours: (c) => c.callTool({ name: 'git_reflog', arguments: {} }),
+    plain: () => plain(['reflog', 'show', '--max-count=30', 'HEAD']),
+  },
+  {
+    name: 'tools/call git_remote_list',
+    ours: (c) => c.callTool({ name: 'git_remote_list', arguments: {} }),
+    plain: () => plain(['remote', '--verbose']),
+  },
+];
+const operations = process.env.BENCH_ONLY === 'everyday' ? everyday : [
   {
     name: 'prompts/get git-commit (2,000 staged files)',
     ours: (c) => c.getPrompt({ name: 'git-commit', arguments: {} }),
@@ -124,6 +179,7 @@ const operations = [
     ours: (c) => c.readResource({ uri: 'git://bench/log' }),
     plain: () => plain(['log', FORMAT, '-z', '--no-color', '--max-count=21', 'HEAD', '--']),
   },
+  ...everyday,
 ];
 
 const built = performance.now();

@@ -34,6 +34,12 @@ export interface GitPromptsConfig {
   safeDirectories: readonly string[];
   /** The git program (default `git`, found on PATH). */
   gitBinary: string;
+  /** --allow-remote: the tools that talk to a remote (fetch, pull, push) are registered (they write too: --allow-write as well). */
+  allowRemote?: boolean;
+  /** --allow-author: git_commit takes an author. */
+  allowAuthor?: boolean;
+  /** --allow-signing: commits are signed (with the user's own program) when the repository asks for it. */
+  allowSigning?: boolean;
 }
 
 /**
@@ -69,7 +75,13 @@ export const DEFAULTS = { timeoutMs: 30_000, scanDepth: 2, gitBinary: 'git' } as
 
 /** The server's toolsets; read-only mode removes the tools that write whatever is chosen. */
 export const TOOLSETS: readonly ToolsetInfo[] = [
-  { name: 'inspect', description: 'Read the repository: status, diffs, log, commits and files, branches.', default: true },
+  { name: 'inspect', description: 'Read the repository: status, diffs, log, commits and files, branches, blame, stash, worktrees, tags, reflog, remotes.', default: true },
   { name: 'commit', description: 'Draft a commit message; with --allow-write also stage, unstage and commit.', default: true },
   { name: 'branches', description: 'With --allow-write: create branches and switch between them.', default: true },
+  { name: 'stash', description: 'With --allow-write: stash changes, apply, pop and drop stash entries.', default: true },
+  { name: 'tags', description: 'With --allow-write: create and delete tags.', default: true },
+  { name: 'worktrees', description: 'With --allow-write: add and remove worktrees.', default: true },
+  { name: 'integrate', description: 'With --allow-write: merge, rebase, cherry-pick and revert, with continue and abort; conflicts as data.', default: true },
+  { name: 'remote', description: 'With --allow-remote and --allow-write: fetch, pull and push (file://, https:// and ssh:// only).', default: true },
+  { name: 'restore', description: 'With --allow-write: restore files from the index or a revision; list or remove untracked files.', default: true },
 ];

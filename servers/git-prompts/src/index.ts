@@ -16,6 +16,8 @@ async function userSafeDirectories(gitBinary: string): Promise<string[]> {
       okExitCodes: [0, 1],
       timeoutMs: 10_000,
     });
+    // Ten MiB of safe.directory entries is no real configuration; a cut list would drop the last ones silently.
+    if (result.truncated.stdout) throw new Error('safe.directory list cut');
     return result.stdout.split('\n').filter(Boolean);
   } catch {
     return [];
@@ -27,7 +29,7 @@ await runServer({
   packageName: '@suite/server-git-prompts',
   version: VERSION,
   description: 'prompts, git:// resources and hardened tools for the git repositories you allow',
-  usage: '[--allow-write] [REPO_OR_DIR...]',
+  usage: '[--allow-write] [--allow-remote] [REPO_OR_DIR...]',
   writes: 'read-only',
   toolsets: TOOLSETS,
   envPrefix: 'GIT_PROMPTS',
@@ -39,6 +41,9 @@ await runServer({
     timeout: { type: 'string', valueName: 'SECONDS', description: `Time limit of one git command (default ${DEFAULTS.timeoutMs / 1000}).` },
     'scan-depth': { type: 'string', valueName: 'N', description: `How deep below each directory to look for repositories (default ${DEFAULTS.scanDepth}; 0: the directories themselves).` },
     git: { type: 'string', valueName: 'PATH', description: 'The git program (default: git on PATH).' },
+    'allow-author': { type: 'boolean', description: 'git_commit takes an author ("Name <email>") other than your own identity (you stay the committer).' },
+    'allow-signing': { type: 'boolean', description: "Sign commits when the repository asks for it (commit.gpgSign), with your own signing program; without it such commits are made unsigned, and the answer says so." },
+    'allow-remote': { type: 'boolean', description: 'Also register git_fetch, git_pull and git_push (with --allow-write): named remotes, file://, https:// and ssh:// only.' },
   },
   positionals: { name: 'REPO_OR_DIR', min: 0 },
   environment: [{ name: 'GIT_PROMPTS_ALLOW_WRITE', description: 'Set to 1 for --allow-write.' }],
@@ -73,6 +78,9 @@ await runServer({
       scanDepth: integerFlag(flags['scan-depth'], 'scan-depth', DEFAULTS.scanDepth, { min: 0, max: 5 }),
       safeDirectories: await userSafeDirectories(gitBinary),
       gitBinary,
+      allowRemote: flags['allow-remote'] === true,
+      allowAuthor: flags['allow-author'] === true,
+      allowSigning: flags['allow-signing'] === true,
     };
     const workspace = new Workspace(config);
     const changes = new ChangeHub();

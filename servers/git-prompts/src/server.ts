@@ -6,14 +6,26 @@ import { changelogPrompt } from './prompts/changelog.js';
 import { explainCodePrompt } from './prompts/explain-code.js';
 import { gitCommitPrompt } from './prompts/git-commit.js';
 import { prDescriptionPrompt } from './prompts/pr-description.js';
+import { resolveConflictsPrompt } from './prompts/resolve-conflicts.js';
+import { reviewBranchPrompt } from './prompts/review-branch.js';
 import { reviewChangesPrompt } from './prompts/review-changes.js';
 import { summarizeChangesPrompt } from './prompts/summarize-changes.js';
 import { compareResource, stagedDiffResource, unstagedDiffResource } from './resources/diffs.js';
+import { blameResource, stashResource } from './resources/everyday.js';
 import { fileResource } from './resources/file.js';
 import { logRangeResource, logResource } from './resources/log.js';
 import { showResource } from './resources/show.js';
 import { statusResource } from './resources/status.js';
+import { gitBlame } from './tools/blame.js';
 import { gitBranch } from './tools/branch.js';
+import { gitCherryPick, gitMerge, gitRebase, gitRevert } from './tools/integrate.js';
+import { gitReflog } from './tools/reflog.js';
+import { gitFetch, gitPull, gitPush } from './tools/remote-sync.js';
+import { gitRemoteList } from './tools/remotes.js';
+import { gitClean, gitRestore } from './tools/restore.js';
+import { gitStashApply, gitStashDrop, gitStashList, gitStashPop, gitStashPush, gitStashShow } from './tools/stash.js';
+import { gitTagCreate, gitTagDelete, gitTagList } from './tools/tags.js';
+import { gitWorktreeAdd, gitWorktreeList, gitWorktreeRemove } from './tools/worktrees.js';
 import { gitCheckout, gitCreateBranch } from './tools/branches.js';
 import { gitCommit } from './tools/commit.js';
 import { gitDiff, gitDiffStaged, gitDiffUnstaged } from './tools/diff.js';
@@ -53,8 +65,32 @@ const tools = toolList<Workspace>(
     gitCommit,
     gitCreateBranch,
     gitCheckout,
+    gitBlame,
+    gitStashList,
+    gitStashShow,
+    gitWorktreeList,
+    gitTagList,
+    gitReflog,
+    gitRemoteList,
+    gitStashPush,
+    gitStashApply,
+    gitStashPop,
+    gitStashDrop,
+    gitTagCreate,
+    gitTagDelete,
+    gitWorktreeAdd,
+    gitWorktreeRemove,
+    gitMerge,
+    gitRebase,
+    gitCherryPick,
+    gitRevert,
+    gitRestore,
+    gitClean,
   ].map((make) => safeTool(withDiffViewer(make as (ws: Workspace) => AnyToolDefinition))),
 );
+
+/** The tools that talk to a remote: registered only with --allow-remote (and, since they write, --allow-write). */
+const remoteTools = toolList<Workspace>([gitFetch, gitPull, gitPush].map((make) => safeTool(make as (ws: Workspace) => AnyToolDefinition)));
 
 /** The diff tools and git_show come with the diff viewer app (hosts without apps ignore it: the text answer is the same). */
 function withDiffViewer(make: (ws: Workspace) => AnyToolDefinition): (ws: Workspace) => AnyToolDefinition {
@@ -68,10 +104,13 @@ function withDiffViewer(make: (ws: Workspace) => AnyToolDefinition): (ws: Worksp
 const diffViewer = diffViewerResource();
 
 const INSTRUCTIONS = `Works with the git repositories the user allowed (command-line paths or client roots).
-Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code) attach
+Prompts (git-commit, review-changes, pr-description, summarize-changes, changelog, explain-code, resolve-conflicts,
+review-branch) attach
 the diff or log as git:// resources. Tools take repo_path (a path or a repository name), optional when
 there is only one repository. Diffs are cut to a budget and say what they left out: ask for one file with
-path to see more. Revisions are branch, tag or commit names; nothing is ever sent to a remote.`;
+path to see more. Revisions are branch, tag or commit names; nothing is sent to a remote unless --allow-remote. Merges, rebases,
+cherry-picks, reverts and stash applies that stop on conflicts answer with the conflicts (both sides and the base):
+resolve, git_add, then call the same tool with action continue (or abort).`;
 
 /**
  * Resources and prompts, like tools, are built once per workspace and registered by every session:
@@ -82,17 +121,19 @@ const builtRegistrations = new WeakMap<Workspace, ((server: SuiteServer) => void
 function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] {
   let built = builtRegistrations.get(workspace);
   if (!built) {
-    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logRangeResource, compareResource, showResource, fileResource].map(
+    const templates = [statusResource, stagedDiffResource, unstagedDiffResource, logResource, logRangeResource, compareResource, showResource, fileResource, blameResource, stashResource].map(
       (make) => safeTemplate(make(workspace)),
     );
     // Each prompt keeps its own argument type, so each gets its own registering closure.
-    const [commit, explain, review, pr, summarize, changelog] = [
+    const [commit, explain, review, pr, summarize, changelog, resolve, reviewBranch] = [
       safePrompt(gitCommitPrompt(workspace)),
       safePrompt(explainCodePrompt(workspace)),
       safePrompt(reviewChangesPrompt(workspace)),
       safePrompt(prDescriptionPrompt(workspace)),
       safePrompt(summarizeChangesPrompt(workspace)),
       safePrompt(changelogPrompt(workspace)),
+      safePrompt(resolveConflictsPrompt(workspace)),
+      safePrompt(reviewBranchPrompt(workspace)),
     ] as const;
     built = [
       ...templates.map((template) => (server: SuiteServer) => void server.resourceTemplate(template)),
@@ -102,6 +143,8 @@ function registrations(workspace: Workspace): ((server: SuiteServer) => void)[] 
       (server) => void server.prompt(pr),
       (server) => void server.prompt(summarize),
       (server) => void server.prompt(changelog),
+      (server) => void server.prompt(resolve),
+      (server) => void server.prompt(reviewBranch),
     ];
     builtRegistrations.set(workspace, built);
   }
@@ -127,7 +170,7 @@ export function buildServer(workspace: Workspace, options: ServerOptions = {}): 
     ...(options.changes ? { changes: options.changes } : {}),
     ...(options.session ? { session: options.session } : {}),
   });
-  server.tools(tools(workspace));
+  server.tools(workspace.config.allowRemote ? [...tools(workspace), ...remoteTools(workspace)] : tools(workspace));
   for (const register of registrations(workspace)) register(server);
   server.resource(diffViewer);
 

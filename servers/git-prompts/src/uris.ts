@@ -12,6 +12,8 @@ export const TEMPLATES = {
   compare: 'git://{repo}/compare/{range}',
   show: 'git://{repo}/show/{rev}',
   file: 'git://{repo}/file/{path}',
+  blame: 'git://{repo}/blame/{path}',
+  stash: 'git://{repo}/stash',
 } as const;
 
 const base = (repo: string): string => `git://${repo}`;
@@ -26,4 +28,6 @@ export const gitUri = {
   compare: (repo: string, range: string): string => `${base(repo)}/compare/${encodeURIComponent(range)}`,
   show: (repo: string, revision: string): string => `${base(repo)}/show/${encodeURIComponent(revision)}`,
   file: (repo: string, path: string): string => `${base(repo)}/file/${encodeURIComponent(path)}`,
+  blame: (repo: string, path: string): string => `${base(repo)}/blame/${encodeURIComponent(path)}`,
+  stash: (repo: string): string => `${base(repo)}/stash`,
 };

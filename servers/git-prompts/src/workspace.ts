@@ -1,6 +1,6 @@
 import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { CancelledError, isInside, throwIfCancelled, ToolError, type RequestContext } from '@suite/shared';
+import { CancelledError, countOf, isInside, throwIfCancelled, ToolError, type RequestContext } from '@suite/shared';
 import type { GitPromptsConfig } from './config.js';
 import { discover, GitRepository, type Discovery, type GitSettings } from './git/repository.js';
 
@@ -44,8 +44,17 @@ const NARROWED_TO_NOTHING =
   "No repository is allowed: the client's roots leave none of the server's repositories (a root narrows access to what lies inside both). " +
   'Add a root that holds one of them in the client, or remove the roots that exclude them.';
 
-async function lstatOrUndefined(p: string): Promise<import('node:fs').Stats | undefined> {
-  return fs.lstat(p).catch(() => undefined);
+/**
+ * What a directory's `.git` entry is: a repository's directory, a `.git` file (a worktree or
+ * submodule pointing at its git data), nothing, or something else (a FIFO, a socket, a device, a
+ * dangling symlink), which git cannot use and which a reader could block on.
+ */
+async function gitEntry(dir: string): Promise<'repository' | 'none' | 'unusable'> {
+  const entry = path.join(dir, '.git');
+  const link = await fs.lstat(entry).catch(() => undefined);
+  if (!link) return 'none';
+  const stat = link.isSymbolicLink() ? await fs.stat(entry).catch(() => undefined) : link;
+  return stat && (stat.isDirectory() || stat.isFile()) ? 'repository' : 'unusable';
 }
 
 /**
@@ -61,7 +70,7 @@ export class Workspace {
   private readonly listings = new Map<string, { at: number; list: Promise<RepositoryListing[]> }>();
 
   constructor(readonly config: GitPromptsConfig) {
-    this.settings = { gitBinary: config.gitBinary, timeoutMs: config.timeoutMs, safeDirectories: config.safeDirectories };
+    this.settings = { gitBinary: config.gitBinary, timeoutMs: config.timeoutMs, safeDirectories: config.safeDirectories, allowSigning: config.allowSigning === true };
   }
 
   /** The effective roots of the request's session (real paths). */
@@ -92,10 +101,9 @@ export class Workspace {
     let visited = 0;
     const visit = async (dir: string, depth: number): Promise<void> => {
       if (found.length >= MAX_REPOSITORIES || visited++ >= MAX_SCANNED_DIRECTORIES) return;
-      if (await lstatOrUndefined(path.join(dir, '.git'))) {
-        if (!found.includes(dir)) found.push(dir);
-        return;
-      }
+      const entry = await gitEntry(dir);
+      if (entry === 'repository' && !found.includes(dir)) found.push(dir);
+      if (entry !== 'none') return;
       if (depth === 0) return;
       const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
       const children = entries
@@ -128,7 +136,7 @@ export class Workspace {
       if (listing.length === 1) return this.open(listing[0]!.path, roots, ctx.signal, listing[0]!.name);
       if (listing.length === 0) {
         throw ToolError.notFound(
-          `No git repository was found in the allowed directories (searched ${this.config.scanDepth} level${this.config.scanDepth === 1 ? '' : 's'} deep). Give ${argument}, or start the server with a repository.`,
+          `No git repository was found in the allowed directories (searched ${countOf(this.config.scanDepth, 'level')} deep). Give ${argument}, or start the server with a repository.`,
         );
       }
       throw ToolError.invalidArgument(`Several repositories are available: ${listing.map((l) => l.name).join(', ')}. Say which one with ${argument} (one of these names, or a path).`);
@@ -139,6 +147,9 @@ export class Workspace {
     const resolved = await guard.resolve(repo, { mustExist: true });
     const stat = await fs.stat(resolved.real);
     if (!stat.isDirectory()) throw ToolError.invalidArgument(`${JSON.stringify(repo)} is a file; give the repository's directory.`);
+    if ((await gitEntry(resolved.real)) === 'unusable') {
+      throw ToolError.invalidArgument(`${JSON.stringify(repo)} has a .git entry that is neither a directory nor a file (a FIFO, socket, device or broken link), so it is not a repository this server opens.`);
+    }
     return this.open(resolved.real, roots, ctx.signal, undefined, listing);
   }
 

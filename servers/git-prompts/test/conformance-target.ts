@@ -54,6 +54,16 @@ export const target: ConformanceTarget = {
         path: ['src', 'README.md', 'src/index.ts'],
         message: ['feat: change', 'fix: bug\n\nbody'],
         contains: ['HEAD', 'main'],
+        // The everyday tools (issue 29).
+        onto: ['main', 'feature/login', 'v1.0.0'],
+        commits: ['HEAD', 'v1.0.0', 'feature/login'],
+        branch: ['feature/login', 'main'],
+        new_branch: ['feature/new', 'wt/x'],
+        name: ['v2.0.0', 'v1.0.0', 'release/1'],
+        paths: ['README.md', 'src/index.ts', 'src', 'notes.txt'],
+        source: ['HEAD', 'HEAD~1', 'v1.0.0'],
+        ref: ['HEAD', 'main', 'refs/stash'],
+        pattern: ['v*', 'v1.*'],
       },
       inFlight: {
         // Staging and committing 200 new files, with reads between: the signal lands while git holds the index lock.

@@ -33,7 +33,7 @@ describe('prompts', () => {
   it('lists six prompts, each with optional single-token arguments except explain-code\'s code', async () => {
     session = await open([repo]);
     const { prompts } = await session.client.listPrompts();
-    expect(prompts.map((p) => p.name)).toEqual(['git-commit', 'explain-code', 'review-changes', 'pr-description', 'summarize-changes', 'changelog']);
+    expect(prompts.map((p) => p.name)).toEqual(['git-commit', 'explain-code', 'review-changes', 'pr-description', 'summarize-changes', 'changelog', 'resolve-conflicts', 'review-branch']);
     for (const prompt of prompts) {
       expect(prompt.description!.length).toBeGreaterThan(40);
       for (const arg of prompt.arguments ?? []) {

@@ -37,6 +37,8 @@ describe('git:// resources', () => {
       'git://{repo}/compare/{range}',
       'git://{repo}/show/{rev}',
       'git://{repo}/file/{path}',
+      'git://{repo}/blame/{path}',
+      'git://{repo}/stash',
     ]);
     const { resources } = await session.client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([
@@ -48,6 +50,8 @@ describe('git:// resources', () => {
       'git://lib/diff/unstaged',
       'git://app/log',
       'git://lib/log',
+      'git://app/stash',
+      'git://lib/stash',
     ]);
   });
 

@@ -27,7 +27,10 @@ describe('the built bin', () => {
   it('is read-only by default over stdio: tools, a resource, a prompt and a completion', async () => {
     session = await spawnServer(BIN, [repo]);
     const names = await session.toolNames();
-    expect(names).toEqual(['git_status', 'git_diff_unstaged', 'git_diff_staged', 'git_diff', 'git_log', 'git_show', 'git_branch', 'draft_commit_message']);
+    expect(names).toEqual([
+      'git_status', 'git_diff_unstaged', 'git_diff_staged', 'git_diff', 'git_log', 'git_show', 'git_branch', 'draft_commit_message',
+      'git_blame', 'git_stash_list', 'git_stash_show', 'git_worktree_list', 'git_tag_list', 'git_reflog', 'git_remote_list',
+    ]);
     expect((await session.callTool('git_log', {})).text).toMatch(/Message: Initial commit/);
     expect((await session.readResource('git://app/status')).text).toMatch(/^On branch main in app/);
     expect((await session.getPrompt('explain-code', { code: 'src/a.ts' })).resources[0]).toMatchObject({ uri: 'git://app/file/src%2Fa.ts' });
@@ -143,7 +146,7 @@ describe('the built bin', () => {
         expect((await one.readResource('git://app/log?limit=1')).text).toMatch(/^[0-9a-f]{10} /);
         expect((await two.getPrompt('changelog')).text).toMatch(/Write the changelog entry/);
         expect((await one.complete({ prompt: 'pr-description' }, 'base', 'm')).values).toEqual(['main']);
-        expect((await one.client.listResourceTemplates()).resourceTemplates).toHaveLength(8);
+        expect((await one.client.listResourceTemplates()).resourceTemplates).toHaveLength(10);
       } finally {
         await one.close();
         await two.close();

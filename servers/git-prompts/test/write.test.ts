@@ -202,7 +202,7 @@ describe('write tools', () => {
     const all = await session.callTool('git_reset', {});
     expect(all.isError).toBe(true);
     expect(all.text).toBe(
-      'app is in the middle of a merge; unstaging everything would discard its state (and its conflicts), so nothing was changed. Finish it (git_commit once the conflicts are resolved and staged, or git merge --abort), or name the files to unstage.',
+      'app is in the middle of a merge; unstaging everything would discard its state (and its conflicts), so nothing was changed. Finish it (git_merge with action continue once the conflicts are resolved and staged (git_add), or abort), or name the files to unstage.',
     );
     for (const files of [['shared.txt'], ['.']]) {
       const out = await session.callTool('git_reset', { files });

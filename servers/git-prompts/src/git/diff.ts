@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { formatBytes } from '@suite/shared';
+import { countOf, formatBytes } from '@suite/shared';
 import type { DiffBudget } from '../config.js';
-import type { GitRepository } from './repository.js';
+import { cutOutput, type GitRepository } from './repository.js';
 import { literalPathspec } from './repo-paths.js';
 
 /** Which two states to compare. Object ids only: revisions are resolved before they get here. */
@@ -201,7 +201,8 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
   const call = (format: string[], pathspecs: string[]): string[] => [...command, ...COMMON, ...format, ...revisions, '--', ...pathspecs];
   const excludes = request.path === undefined ? budget.exclude : [];
   const included = request.path !== undefined ? [literalPathspec(request.path)] : [':/', ...excludes.map((glob) => `:(top,exclude,glob)${glob}`)];
-  const patchCap = Math.max(4 * budget.totalBytes, 256 * 1024);
+  // Twice the per-file budget at least: a file whose diff alone passes the cap still shows its first part.
+  const patchCap = Math.max(4 * budget.totalBytes, 2 * budget.perFileBytes, 256 * 1024);
 
   const [rawResult, excludedResult, patchResult] = await Promise.all([
     repo.run(call(['--raw', '-z', '--no-abbrev'], included), opts),
@@ -212,13 +213,24 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
     if (result && !result.ok) throw repo.failure(result, 'git diff');
   }
 
-  const entries = parseRaw(rawResult.stdout);
-  const excluded = excludedResult ? parseRaw(excludedResult.stdout) : [];
+  const raw = cutOutput(rawResult, '\0');
+  const excludedRaw = excludedResult ? cutOutput(excludedResult, '\0') : { text: '', cut: false };
+  const entries = parseRaw(raw.text);
+  const excluded = parseRaw(excludedRaw.text);
   let patch = patchResult.stdout;
   if (patchResult.truncated.stdout) patch = patch.slice(0, patch.lastIndexOf('\n[… output truncated'));
   const sections = splitPatch(patch);
-  // The last section of a patch stopped at its cap is incomplete: it counts as not read.
-  if (patchResult.truncated.stdout) sections.pop();
+  // The last section of a patch stopped at its cap is incomplete. When at least the per-file budget
+  // of it was read, its first part is shown like any long file's (its line counts come from numstat);
+  // otherwise it counts as not read.
+  let partial: string | undefined;
+  if (patchResult.truncated.stdout) {
+    const last = sections.pop();
+    if (last !== undefined && Buffer.byteLength(last) > budget.perFileBytes) {
+      partial = last;
+      sections.push(last);
+    }
+  }
 
   const sectionFor = placeSections(entries, sections);
   // Paths shown by a section or summarised as a conflict. A set, not a scan per entry: most of a
@@ -227,6 +239,7 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
   const files: DiffFile[] = [];
   const parts: string[] = [];
   const binaries: { index: number; entry: RawEntry }[] = [];
+  const partialFiles: number[] = [];
   let total = 0;
   entries.forEach((entry, i) => {
     const file: DiffFile = { path: entry.path, ...(entry.from ? { from: entry.from } : {}), status: entry.status, binary: false, shown: 'over-budget', added: 0, deleted: 0 };
@@ -251,14 +264,17 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
     }
     Object.assign(file, countLines(section));
     const cut = cutSection(section, budget.perFileBytes);
-    const note = cut.droppedLines > 0 ? `[… ${cut.droppedLines} more lines of the diff of ${file.path} left out: it is longer than ${formatBytes(budget.perFileBytes)}]\n` : '';
+    if (section === partial) partialFiles.push(files.length - 1);
+    const more = section === partial ? 'the rest' : countOf(cut.droppedLines, 'more line', 'more lines');
+    const note = cut.droppedLines > 0 || section === partial ? `[… ${more} of the diff of ${file.path} left out: it is longer than ${formatBytes(budget.perFileBytes)}]\n` : '';
     const size = Buffer.byteLength(cut.text) + Buffer.byteLength(note);
-    if (total + size > budget.totalBytes) {
+    // One file asked for by path is shown within the per-file budget whatever the total budget.
+    if (total + size > budget.totalBytes && request.path === undefined) {
       parts.push('');
       return;
     }
     total += size;
-    file.shown = cut.droppedLines > 0 ? 'cut' : 'full';
+    file.shown = cut.droppedLines > 0 || section === partial ? 'cut' : 'full';
     parts.push(cut.text + note);
   });
 
@@ -277,12 +293,18 @@ export async function renderDiff(repo: GitRepository, request: DiffRequest): Pro
     }
   }
 
+  for (const index of partialFiles) {
+    const counted = await numstat(repo, command, revisions, files[index]!.path, signal);
+    if (counted) Object.assign(files[index]!, counted);
+  }
+
   for (const entry of excluded) {
     files.push({ path: entry.path, ...(entry.from ? { from: entry.from } : {}), status: entry.status, binary: false, shown: 'excluded', added: 0, deleted: 0 });
   }
 
-  const text = parts.join('') + leftOutNote(files, budget, request.seeMore);
-  return { text, files, listTruncated: rawResult.truncated.stdout };
+  let text = parts.join('') + leftOutNote(files, budget, request.seeMore);
+  if (raw.cut || excludedRaw.cut) text += `# The list of changed files is longer than git's output cap: only the first ${countOf(files.length, 'file')} are accounted for above. Narrow the diff with path.\n`;
+  return { text, files, listTruncated: raw.cut || excludedRaw.cut };
 }
 
 function leftOutNote(files: DiffFile[], budget: DiffBudget, seeMore: string | undefined): string {
@@ -294,11 +316,18 @@ function leftOutNote(files: DiffFile[], budget: DiffBudget, seeMore: string | un
     if (items.length > NAMED_IN_NOTE) named.push(`#   … and ${items.length - NAMED_IN_NOTE} more`);
     return named.join('\n');
   };
-  const lines = ['', `# Left out of this diff (${files.length} files changed; ${files.length - excluded.length - over.length} shown above):`];
-  if (over.length > 0) lines.push(`# ${over.length} file${over.length === 1 ? '' : 's'} past the size budget (${formatBytes(budget.totalBytes)} for the whole diff):`, list(over));
-  if (excluded.length > 0) lines.push(`# ${excluded.length} lock or generated file${excluded.length === 1 ? '' : 's'} (left out by pattern):`, list(excluded));
+  const lines = ['', `# Left out of this diff (${countOf(files.length, 'file')} changed; ${files.length - excluded.length - over.length} shown above):`];
+  if (over.length > 0) lines.push(`# ${countOf(over.length, 'file')} past the size budget (${formatBytes(budget.totalBytes)} for the whole diff):`, list(over));
+  if (excluded.length > 0) lines.push(`# ${countOf(excluded.length, 'lock or generated file')} (left out by pattern):`, list(excluded));
   if (seeMore) lines.push(`# ${seeMore}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** Lines added and deleted in one file (`--numstat`), for a file whose diff was only partly read. */
+async function numstat(repo: GitRepository, command: string[], revisions: string[], file: string, signal?: AbortSignal): Promise<{ added: number; deleted: number } | undefined> {
+  const result = await repo.run([...command, ...COMMON, '--numstat', '-z', ...revisions, '--', literalPathspec(file)], signal ? { signal } : {});
+  const m = /^(\d+)\t(\d+)\t/.exec(result.ok ? result.stdout : '');
+  return m ? { added: Number(m[1]), deleted: Number(m[2]) } : undefined;
 }
 
 /** Whether anything is staged, or (`staged` false) changed in the working tree: `git diff --quiet` exits 1 when so. */

@@ -201,7 +201,12 @@ const SIGNING_DEFAULTS: Record<string, string> = {
  * with the user's own global value where there is one, otherwise emptied. Signing follows the
  * user's global configuration only: a repository cannot switch it on or pick the program.
  */
-export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories: readonly string[]): { pairs: ConfigPair[]; signs: boolean } {
+export function writeCallConfig(
+  entries: readonly ConfigEntry[],
+  safeDirectories: readonly string[],
+  gitBinary = 'git',
+  allowSigning = false,
+): { pairs: ConfigPair[]; signs: boolean; unsignedAsked: boolean } {
   const globalValue = (key: string): string | undefined => {
     let value: string | undefined;
     for (const e of entries) if (e.scope === 'global' && e.key.toLowerCase() === key.toLowerCase()) value = e.value ?? 'true';
@@ -212,12 +217,18 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
   // gpg.program and gpg.openpgp.program set the same program; the one git reads last wins.
   const openpgp = globalValue('gpg.openpgp.program') ?? globalValue('gpg.program') ?? 'gpg';
   signing.push({ key: 'gpg.program', value: openpgp }, { key: 'gpg.openpgp.program', value: openpgp });
-  const signs = /^(true|yes|on|1)$/i.test(signing[0]!.value);
+  const truthy = (value: string | undefined): boolean => value !== undefined && /^(true|yes|on|1)$/i.test(value);
+  // The repository may ask for signed commits (its own commit.gpgSign); the program is still the user's.
+  const repositoryAsks = entries.some((e) => fromRepository(e) && e.key.toLowerCase() === 'commit.gpgsign' && truthy(e.value ?? 'true'));
+  const userSigns = truthy(signing[0]!.value);
+  if (!userSigns && repositoryAsks && allowSigning) signing[0] = { key: 'commit.gpgsign', value: 'true' };
+  const signs = truthy(signing[0]!.value);
+  const unsignedAsked = repositoryAsks && !signs;
 
   const overrides = new Map<string, ConfigPair>();
   for (const entry of entries) {
     if (!fromRepository(entry) || !isCommandKey(entry.key) || FIXED_KEYS.has(normalizeKey(entry.key).toLowerCase())) continue;
-    overrides.set(entry.key, { key: entry.key, value: globalValue(entry.key) ?? '' });
+    overrides.set(entry.key, { key: entry.key, value: globalValue(entry.key) ?? safeReplacement(entry.key, gitBinary) });
     const filter = /^filter\.(.+)\.[^.]+$/i.exec(entry.key);
     if (filter && globalValue(entry.key) === undefined) {
       overrides.set(`filter.${filter[1]}.required`, { key: `filter.${filter[1]}.required`, value: 'false' });
@@ -225,7 +236,52 @@ export function writeCallConfig(entries: readonly ConfigEntry[], safeDirectories
   }
   // A commit carries the identity the user configured, never one guessed from the host name.
   const identity: ConfigPair = { key: 'user.useConfigOnly', value: 'true' };
-  return { pairs: [...ALWAYS, ...signing, identity, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs };
+  return { pairs: [...ALWAYS, ...signing, identity, ...safeDirectories.map((value) => ({ key: 'safe.directory', value })), ...overrides.values()], signs, unsignedAsked };
+}
+
+/**
+ * What a merge driver the repository names becomes in a write (a merge, rebase, cherry-pick,
+ * revert or stash apply): git's own three-way merge of the three files git hands a driver, with
+ * conflict markers and the base (diff3). An empty driver would make git fail ("cannot run"), and
+ * a fixed `false` would leave every such file conflicted without markers.
+ */
+export function threeWayMerge(gitBinary: string): string {
+  const quoted = `'${gitBinary.replace(/'/g, "'\\''")}'`;
+  return `${quoted} merge-file --diff3 -L ours -L base -L theirs %A %O %B`;
+}
+
+/** What a program-naming key of the repository becomes in a write when the user has no value of their own. */
+function safeReplacement(key: string, gitBinary: string): string {
+  if (/^merge\..+\.driver$/i.test(key)) return threeWayMerge(gitBinary);
+  // git's defaults: an empty value would make a fetch or push fail, not fall back.
+  if (/^remote\..+\.uploadpack$/i.test(key)) return 'git-upload-pack';
+  if (/^remote\..+\.receivepack$/i.test(key)) return 'git-receive-pack';
+  return '';
+}
+
+/** The transports a remote call may use; every other one (ext::, fd::, git://, http://, …) is refused by git itself. */
+const ALLOWED_PROTOCOLS = ['file', 'https', 'ssh'];
+const REFUSED_PROTOCOLS = ['ext', 'fd', 'git', 'http', 'ftp', 'ftps', 'rsync'];
+
+/**
+ * The overrides of a call that talks to a remote (`--allow-remote`), on top of a write's: only
+ * file, https and ssh, whatever `protocol.<name>.allow` the repository sets (a named protocol's
+ * setting outranks `protocol.allow`, so each one the repository names is set again here); ssh
+ * with the user's own `core.sshCommand` or plain `ssh`; the user's own credential helpers only.
+ */
+export function remoteCallConfig(entries: readonly ConfigEntry[]): ConfigPair[] {
+  const global = (key: string): string[] => entries.filter((e) => e.scope === 'global' && e.key.toLowerCase() === key).map((e) => e.value ?? '');
+  const pairs: ConfigPair[] = [];
+  const named = new Set([...ALLOWED_PROTOCOLS, ...REFUSED_PROTOCOLS]);
+  for (const e of entries) {
+    const m = /^protocol\.(.+)\.allow$/i.exec(e.key);
+    if (m) named.add(m[1]!);
+  }
+  for (const name of named) pairs.push({ key: `protocol.${name}.allow`, value: ALLOWED_PROTOCOLS.includes(name.toLowerCase()) ? 'always' : 'never' });
+  pairs.push({ key: 'core.sshCommand', value: global('core.sshcommand').at(-1) ?? 'ssh' });
+  // An empty value empties the list git has read so far; the user's own helpers follow it.
+  pairs.push({ key: 'credential.helper', value: '' }, ...global('credential.helper').map((value) => ({ key: 'credential.helper', value })));
+  return pairs;
 }
 
 /** `-c key=value` arguments; keys with `=` (a subsection may hold one) cannot be written so and go through the environment. */

@@ -1,5 +1,5 @@
 import { ToolError } from '@suite/shared';
-import type { GitRepository } from './repository.js';
+import { cutOutput, type GitRepository } from './repository.js';
 import { literalPathspec } from './repo-paths.js';
 
 export interface Commit {
@@ -87,8 +87,11 @@ export async function readLog(repo: GitRepository, query: LogQuery): Promise<{ c
     if (/does not have any commits yet|bad default revision|bad revision 'HEAD'|ambiguous argument 'HEAD'/.test(result.stderr)) return { commits: [], more: false };
     throw repo.failure(result, 'git log');
   }
-  const commits = parseLog(result.stdout);
-  return { commits: commits.slice(0, query.maxCount), more: commits.length > query.maxCount };
+  // Commits end with NUL NUL (-z separates them, the format ends in its body): a cut output keeps its whole commits and says there are more.
+  const { text, cut } = cutOutput(result, '\0');
+  const commits = parseLog(text);
+  if (cut && commits.length > 0) commits.pop();
+  return { commits: commits.slice(0, query.maxCount), more: cut || commits.length > query.maxCount };
 }
 
 /** The shape of the official git server's log text, one block per commit, whatever the filters. */

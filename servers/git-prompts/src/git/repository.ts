@@ -1,14 +1,16 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { runProcess, ToolError, type ProcessResult } from '@suite/shared';
+import { formatBytes, runProcess, ToolError, type ProcessResult } from '@suite/shared';
 import { gitFailure } from './errors.js';
-import { configArguments, isCommandKey, parseConfigFile, parseConfigListing, readCallConfig, repositoryOverrides, writeCallConfig, type ConfigEntry, type ConfigPair } from './hardening.js';
+import { configArguments, isCommandKey, remoteCallConfig, parseConfigFile, parseConfigListing, readCallConfig, repositoryOverrides, writeCallConfig, type ConfigEntry, type ConfigPair } from './hardening.js';
 
 /** Process-wide settings of every git call. */
 export interface GitSettings {
   gitBinary: string;
   timeoutMs: number;
   safeDirectories: readonly string[];
+  /** --allow-signing: a repository that asks for signed commits gets them, with the user's own signing program. */
+  allowSigning?: boolean;
 }
 
 export interface GitCallOptions {
@@ -19,6 +21,14 @@ export interface GitCallOptions {
   maxOutputBytes?: number;
   okExitCodes?: readonly number[];
   timeoutMs?: number;
+  /**
+   * Writes only: a commit git would open an editor for (a merge's, a cherry-pick's or revert's
+   * after a conflict) takes the message git prepared. GIT_EDITOR=":" is git's own "do not edit":
+   * no program runs.
+   */
+  acceptMessage?: boolean;
+  /** Writes only: the call talks to a remote (--allow-remote): only file, https and ssh, the user's ssh and credential helpers. */
+  remote?: boolean;
 }
 
 /**
@@ -65,6 +75,25 @@ async function run(settings: GitSettings, args: readonly string[], pairs: readon
     label: 'git',
     shareQueued: options.reads,
   });
+}
+
+/** The default cap of one git call's output (runProcess's default). */
+export const DEFAULT_GIT_OUTPUT_BYTES = 10 * 1024 * 1024;
+
+export function outputTooLarge(what: string, cap = DEFAULT_GIT_OUTPUT_BYTES): ToolError {
+  return new ToolError(`${what} printed more than ${formatBytes(cap)}, so its output was cut and is not shown as if it were whole. Narrow the request (a path, a range, fewer entries).`, 'failed');
+}
+
+/**
+ * The usable part of a call's stdout: without the cap's marker and, when the output was cut, without
+ * the last record (which may be incomplete). `separator` ends each record ('\0' for -z output).
+ */
+export function cutOutput(result: Pick<ProcessResult, 'stdout' | 'truncated'>, separator: string): { text: string; cut: boolean } {
+  if (!result.truncated.stdout) return { text: result.stdout, cut: false };
+  const marker = result.stdout.lastIndexOf('\n[… output truncated');
+  const body = marker === -1 ? result.stdout : result.stdout.slice(0, marker);
+  const end = body.lastIndexOf(separator);
+  return { text: end === -1 ? '' : body.slice(0, end + separator.length), cut: true };
 }
 
 /** What discovery found about a directory: the repository's real locations and its configuration. */
@@ -213,6 +242,7 @@ async function otherConfiguration(
           ...(signal ? { signal } : {}),
         });
         if (!listed.ok) return;
+        if (listed.truncated.stdout) throw ToolError.invalidArgument(`A configuration file of this repository is larger than ${formatBytes(DEFAULT_GIT_OUTPUT_BYTES)} when listed, so it cannot be checked for programs it would run; it is not opened.`);
         for (const entry of parseConfigFile(listed.stdout, `file:${file}`)) {
           if (isCommandKey(entry.key)) entries.push(entry);
           else if (entry.value && INCLUDE_KEY.test(entry.key)) {
@@ -253,6 +283,8 @@ export async function discover(settings: GitSettings, dir: string, ceilings: rea
     ...(signal ? { signal } : {}),
   });
   if (!listing.ok) throw gitFailure(listing, 'Reading the repository configuration', { top, gitDir });
+  // A listing cut short could hide a key naming a program, which would then go unneutralised.
+  if (listing.truncated.stdout) throw ToolError.invalidArgument(`This repository's configuration is larger than ${formatBytes(DEFAULT_GIT_OUTPUT_BYTES)} when listed, so it cannot be checked for programs it would run; it is not opened.`);
   const config = parseConfigListing(listing.stdout);
   const other = await otherConfiguration(settings, { top, gitDir, commonDir }, config, { ...env, GIT_DIR: gitDir, GIT_WORK_TREE: top }, signal);
   const stores = await objectStores(commonDir);
@@ -281,6 +313,11 @@ export class GitRepository {
     this.readPairs = [...readCallConfig(settings.safeDirectories), ...repositoryOverrides([...config, ...other])];
   }
 
+  /** The git program, for a command git itself starts (a local remote's pack programs). */
+  get gitBinary(): string {
+    return this.settings.gitBinary;
+  }
+
   private pinned(env: Record<string, string>): Record<string, string> {
     return { ...env, GIT_DIR: this.gitDir, GIT_WORK_TREE: this.top };
   }
@@ -290,10 +327,15 @@ export class GitRepository {
     return run(this.settings, args, this.readPairs, this.pinned(READ_ENV), { ...options, cwd: this.top, reads: true });
   }
 
-  /** A read call whose failure is an error for the user; resolves with stdout. */
+  /**
+   * A read call whose failure is an error for the user; resolves with all of stdout. Output past
+   * the cap is never returned as if it were whole: that is an error saying so (callers that can
+   * use a part say so themselves, with `run` and `cutOutput`).
+   */
   async read(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<string> {
     const result = await this.run(args, options);
     if (!result.ok) throw this.failure(result, what);
+    if (result.truncated.stdout) throw outputTooLarge(what, options.maxOutputBytes);
     return result.stdout;
   }
 
@@ -302,8 +344,8 @@ export class GitRepository {
    * the repository's programs are still overridden. The configuration is listed again first, so
    * an edit made since the last call cannot slip through.
    */
-  async write(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<ProcessResult> {
-    const writeEnv = this.pinned(BASE_ENV);
+  async write(args: readonly string[], what: string, options: GitCallOptions = {}): Promise<ProcessResult & { unsignedAsked: boolean }> {
+    const writeEnv = this.pinned(options.acceptMessage ? { ...BASE_ENV, GIT_EDITOR: ':' } : BASE_ENV);
     const listing = await run(this.settings, ['config', '--list', '-z', '--show-scope', '--show-origin'], readCallConfig(this.settings.safeDirectories), writeEnv, {
       cwd: this.top,
       passEnv: WRITE_PASS_ENV,
@@ -311,8 +353,15 @@ export class GitRepository {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (!listing.ok) throw this.failure(listing, what);
-    const { pairs, signs } = writeCallConfig([...parseConfigListing(listing.stdout), ...this.other], this.settings.safeDirectories);
-    return run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: signs ? [...WRITE_PASS_ENV, ...SIGNING_PASS_ENV] : WRITE_PASS_ENV, reads: false });
+    if (listing.truncated.stdout) throw outputTooLarge(`${what}: listing the configuration`);
+    const entries = [...parseConfigListing(listing.stdout), ...this.other];
+    const { pairs: writePairs, signs, unsignedAsked } = writeCallConfig(entries, this.settings.safeDirectories, this.settings.gitBinary, this.settings.allowSigning);
+    // git keeps the first remote.<name>.uploadpack/receivepack it reads (the repository's) and fails on a second
+    // one: a remote call leaves them out and the tool passes --upload-pack/--receive-pack, which outrank them.
+    const pairs = options.remote ? [...writePairs.filter((p) => !/^remote\..+\.(uploadpack|receivepack)$/i.test(p.key)), ...remoteCallConfig(entries)] : writePairs;
+    const result = await run(this.settings, args, pairs, writeEnv, { ...options, cwd: this.top, passEnv: [...WRITE_PASS_ENV, ...(signs ? SIGNING_PASS_ENV : []), ...(options.remote ? ['SSH_AUTH_SOCK'] : [])], reads: false });
+    // Whether a commit it made is unsigned although the repository asks for signed commits (no --allow-signing).
+    return { ...result, unsignedAsked };
   }
 
   failure(result: Pick<ProcessResult, 'stderr' | 'exitCode'>, what: string): ToolError {

@@ -1,11 +1,14 @@
 import type { DiffBudget } from '../config.js';
 import { renderDiff } from './diff.js';
 import { parseLog, type Commit } from './log.js';
-import type { GitRepository } from './repository.js';
+import { countOf, formatBytes } from '@suite/shared';
+import { cutOutput, type GitRepository } from './repository.js';
 import { resolveRevision } from './revisions.js';
 
 /** How much of a file (a blob) is shown. */
 const MAX_BLOB_BYTES = 256 * 1024;
+/** How much of a tree's listing is read (about 10,000 entries). */
+const TREE_LISTING_BYTES = 1024 * 1024;
 
 export interface ShownObject {
   oid: string;
@@ -47,15 +50,18 @@ export async function showRevision(repo: GitRepository, revision: string, budget
     case 'tag':
       return { oid, type, text: await repo.read(['cat-file', 'tag', oid], 'git cat-file', opts) };
     case 'tree': {
-      const listing = await repo.read(['ls-tree', '-z', '--long', oid], 'git ls-tree', { ...opts, maxOutputBytes: 1024 * 1024 });
-      const lines = listing
+      const result = await repo.run(['ls-tree', '-z', '--long', oid], { ...opts, maxOutputBytes: TREE_LISTING_BYTES });
+      if (!result.ok) throw repo.failure(result, 'git ls-tree');
+      const listing = cutOutput(result, '\0');
+      const lines = listing.text
         .split('\0')
         .filter(Boolean)
         .map((entry) => {
           const [meta = '', name = ''] = entry.split('\t');
           const [, kind = '', , size = ''] = meta.split(/\s+/);
-          return kind === 'tree' ? `${name}/` : `${name}${size && size !== '-' ? `  (${size} bytes)` : ''}`;
+          return kind === 'tree' ? `${name}/` : `${name}${size && size !== '-' ? `  (${countOf(Number(size), 'byte')})` : ''}`;
         });
+      if (listing.cut) lines.push(`[… the listing is longer than ${formatBytes(TREE_LISTING_BYTES)}: only its first ${countOf(lines.length, 'entry', 'entries')} are shown]`);
       return { oid, type, text: `${lines.join('\n')}\n` };
     }
     case 'blob': {
@@ -63,8 +69,8 @@ export async function showRevision(repo: GitRepository, revision: string, budget
       const content = await repo.run(['cat-file', 'blob', oid], { ...opts, maxOutputBytes: MAX_BLOB_BYTES });
       if (!content.ok) throw repo.failure(content, 'git cat-file');
       // A NUL in the first 8 KiB is git's own test for binary content.
-      if (content.stdout.slice(0, 8000).includes('\0')) return { oid, type, text: `Binary file, ${size} bytes: not shown.\n` };
-      const text = content.truncated.stdout ? `${content.stdout.slice(0, content.stdout.lastIndexOf('\n[… output truncated'))}\n[… file cut at ${MAX_BLOB_BYTES / 1024} KiB of ${size} bytes]\n` : content.stdout;
+      if (content.stdout.slice(0, 8000).includes('\0')) return { oid, type, text: `Binary file, ${countOf(size, 'byte')}: not shown.\n` };
+      const text = content.truncated.stdout ? `${content.stdout.slice(0, content.stdout.lastIndexOf('\n[… output truncated'))}\n[… file cut at ${MAX_BLOB_BYTES / 1024} KiB of ${countOf(size, 'byte')}]\n` : content.stdout;
       return { oid, type, text };
     }
     default:

@@ -1,4 +1,5 @@
-import type { GitRepository } from './repository.js';
+import { countOf, formatBytes } from '@suite/shared';
+import { cutOutput, type GitRepository } from './repository.js';
 
 export interface StatusEntry {
   path: string;
@@ -20,6 +21,8 @@ export interface RepositoryStatus {
   unstaged: StatusEntry[];
   untracked: StatusEntry[];
   conflicted: StatusEntry[];
+  /** Set when git listed more than STATUS_OUTPUT_BYTES: the lists hold only what was read. */
+  cutAt?: number;
 }
 
 const CHANGE: Record<string, string> = { M: 'modified', A: 'added', D: 'deleted', R: 'renamed', C: 'copied', T: 'type changed' };
@@ -81,9 +84,19 @@ function statusEntry(path: string, from: string | undefined, letter: string): St
   return from && (letter === 'R' || letter === 'C') ? { path, from, change } : { path, change };
 }
 
-export async function readStatus(repo: GitRepository, signal?: AbortSignal): Promise<RepositoryStatus> {
-  const out = await repo.read(['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=normal', '--ignore-submodules=dirty', '--find-renames'], 'git status', signal ? { signal } : {});
-  return parseStatus(out);
+/**
+ * How much of `git status` is read: about 500,000 changed paths. Past it the lists hold what was
+ * read and the status says it was cut, never a smaller count as if it were the whole.
+ */
+export const STATUS_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+export async function readStatus(repo: GitRepository, signal?: AbortSignal, maxOutputBytes = STATUS_OUTPUT_BYTES): Promise<RepositoryStatus> {
+  const result = await repo.run(['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=normal', '--ignore-submodules=dirty', '--find-renames'], { maxOutputBytes, ...(signal ? { signal } : {}) });
+  if (!result.ok) throw repo.failure(result, 'git status');
+  const { text, cut } = cutOutput(result, '\0');
+  const status = parseStatus(text);
+  if (cut) status.cutAt = maxOutputBytes;
+  return status;
 }
 
 /** How many entries of each list the text shows; the structured result has them all. */
@@ -106,7 +119,7 @@ export function describeStatus(status: RepositoryStatus, repoName: string): stri
   }
   const section = (title: string, entries: StatusEntry[], withChange: boolean): void => {
     if (entries.length === 0) return;
-    lines.push('', `${title} (${entries.length}):`);
+    lines.push('', `${title} (${status.cutAt !== undefined ? 'at least ' : ''}${entries.length}):`);
     for (const e of entries.slice(0, SHOWN_PER_LIST)) {
       const name = e.from ? `${e.from} -> ${e.path}` : e.path;
       lines.push(withChange ? `  ${`${e.change}:`.padEnd(14)}${name}` : `  ${name}`);
@@ -117,7 +130,9 @@ export function describeStatus(status: RepositoryStatus, repoName: string): stri
   section('Staged for commit', status.staged, true);
   section('Not staged', status.unstaged, true);
   section('Untracked', status.untracked, false);
-  if (status.staged.length + status.unstaged.length + status.untracked.length + status.conflicted.length === 0) {
+  if (status.cutAt !== undefined) {
+    lines.push('', `[git status listed more than ${formatBytes(status.cutAt)}: the lists above hold only the first ${countOf(status.staged.length + status.unstaged.length + status.untracked.length + status.conflicted.length, 'entry', 'entries')} read, so every count is a lower bound. Look at one directory at a time (git_diff_staged or git_diff_unstaged with path).]`);
+  } else if (status.staged.length + status.unstaged.length + status.untracked.length + status.conflicted.length === 0) {
     lines.push('', 'Nothing to commit: the working tree is clean.');
   }
   return lines.join('\n');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PromptDefinition } from '@suite/shared';
+import { countOf, type PromptDefinition } from '@suite/shared';
 import { isConventional } from '../commit-message.js';
 import { completeRef } from '../completion.js';
 import { readLog, type Commit } from '../git/log.js';
@@ -58,7 +58,7 @@ export function changelogPrompt(ws: Workspace): PromptDefinition<typeof args> {
       const start = from?.trim() || (await lastTag(repo, ctx.signal));
       const range = start ? await resolveRange(repo, `${start}..HEAD`, ctx.signal) : undefined;
       const { commits, more } = await readLog(repo, { maxCount: MAX_COMMITS, ...(range ? { range: { from: range.from, to: range.to } } : {}), signal: ctx.signal });
-      const since = start ? `since ${start}` : `of the whole history (no tag yet${more ? `; the ${MAX_COMMITS} newest commits` : ''})`;
+      const since = start ? `since ${start}` : `of the whole history (no tag yet${more ? `; the ${countOf(MAX_COMMITS, 'newest commit')}` : ''})`;
       if (commits.length === 0 && !start && !(await hasCommits(repo, ctx.signal))) {
         return { description: `${repo.name} has no commits yet`, messages: [say(`${repo.name} has no commits yet, so there is nothing for a changelog.`)] };
       }
@@ -68,7 +68,7 @@ export function changelogPrompt(ws: Workspace): PromptDefinition<typeof args> {
       const typed = commits.filter((c) => c.parents.length < 2);
       const conventional = typed.length > 0 && typed.filter((c) => isConventional(c.subject)).length / typed.length >= 0.5;
       const messages = [
-        say(`Write the changelog entry for the changes ${since} in ${repo.name} (${commits.length}${more ? '+' : ''} commit${commits.length === 1 && !more ? '' : 's'}, attached).\n\n${INSTRUCTIONS}`),
+        say(`Write the changelog entry for the changes ${since} in ${repo.name} (${more ? `${commits.length}+ commits` : countOf(commits.length, 'commit')}, attached).\n\n${INSTRUCTIONS}`),
         ...(await embed(ctx, start ? gitUri.logRange(repo.name, `${start}..HEAD`) : gitUri.log(repo.name, MAX_COMMITS))),
       ];
       if (conventional) messages.push(say(`The history uses Conventional Commits; here are the commits grouped by type:\n\n${groupByType(commits)}`));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError, type PromptDefinition } from '@suite/shared';
+import { countOf, ToolError, type PromptDefinition } from '@suite/shared';
 import { completeRef } from '../completion.js';
 import { BASE_CANDIDATES, currentBranch, defaultBase, hasCommits, resolveRevision } from '../git/revisions.js';
 import { gitUri } from '../uris.js';
@@ -58,7 +58,7 @@ export function prDescriptionPrompt(ws: Workspace): PromptDefinition<typeof args
       return {
         description: `Pull request: ${branch} into ${target}`,
         messages: [
-          say(`Write a pull request description for merging ${branch} into ${target} in ${repo.name} (${count} commit${count === 1 ? '' : 's'}).\n\n${INSTRUCTIONS}`),
+          say(`Write a pull request description for merging ${branch} into ${target} in ${repo.name} (${countOf(count, 'commit')}).\n\n${INSTRUCTIONS}`),
           ...(await embed(ctx, gitUri.logRange(repo.name, `${target}..HEAD`))),
           ...(await embed(ctx, gitUri.compare(repo.name, `${target}...HEAD`))),
         ],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PromptDefinition } from '@suite/shared';
+import { countOf, type PromptDefinition } from '@suite/shared';
 import { completeRange } from '../completion.js';
 import { hasCommits, lastTag, resolveRange } from '../git/revisions.js';
 import { gitUri } from '../uris.js';
@@ -39,7 +39,7 @@ export function summarizeChangesPrompt(ws: Workspace): PromptDefinition<typeof a
         const tag = await lastTag(repo, ctx.signal);
         if (tag === undefined) {
           const total = Number((await repo.read(['rev-list', '--count', `--max-count=${RECENT_WITHOUT_TAG}`, 'HEAD'], 'git rev-list', { signal: ctx.signal })).trim());
-          const which = total === 1 ? 'the only commit' : total < RECENT_WITHOUT_TAG ? `all ${total} commits` : `the last ${RECENT_WITHOUT_TAG} commits`;
+          const which = total === 1 ? 'the only commit' : total < RECENT_WITHOUT_TAG ? `all ${countOf(total, 'commit')}` : `the last ${countOf(RECENT_WITHOUT_TAG, 'commit')}`;
           return {
             description: `${which[0]!.toUpperCase()}${which.slice(1)} of ${repo.name}`,
             messages: [
@@ -54,11 +54,18 @@ export function summarizeChangesPrompt(ws: Workspace): PromptDefinition<typeof a
         since = spec.includes('..') ? `in ${spec}` : `since ${spec}`;
       }
       const resolved = await resolveRange(repo, spec.includes('..') ? spec : `${spec}..HEAD`, ctx.signal);
+      const count = Number((await repo.read(['rev-list', '--count', `${resolved.from}..${resolved.to}`, '--'], 'git rev-list', { signal: ctx.signal })).trim());
+      if (count === 0) {
+        return {
+          description: `No commits ${since} in ${repo.name}`,
+          messages: [say(`There are no commits ${since} in ${repo.name}, so there is nothing to summarise. Name another range (for example an older tag, or main..your-branch).`)],
+        };
+      }
       const stat = (await repo.read(['diff', '--shortstat', '--no-ext-diff', '--no-textconv', resolved.from, resolved.to, '--'], 'git diff', { signal: ctx.signal })).trim();
       return {
         description: `Summary of the changes ${since} in ${repo.name}`,
         messages: [
-          say(`Summarise the changes ${since} in ${repo.name}. Their commits are attached${stat ? `; in all: ${stat}` : ''}.\n\n${INSTRUCTIONS}`),
+          say(`Summarise the changes ${since} in ${repo.name}. Their ${countOf(count, 'commit')} ${count === 1 ? 'is' : 'are'} attached${stat ? `; in all: ${stat}` : ''}.\n\n${INSTRUCTIONS}`),
           ...(await embed(ctx, gitUri.logRange(repo.name, spec))),
         ],
       };

@@ -1,9 +1,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError, type ToolDefinition } from '@suite/shared';
+import { countOf, ToolError, type ToolDefinition } from '@suite/shared';
 import { literalPathspec, resolveRepoPath } from '../git/repo-paths.js';
 import type { GitRepository } from '../git/repository.js';
+import { operationInProgress } from '../git/operations.js';
 import { readStatus } from '../git/status.js';
 import type { Workspace } from '../workspace.js';
 import { repoPath } from './arguments.js';
@@ -29,7 +30,7 @@ async function pathspecs(repo: GitRepository, paths: readonly string[]): Promise
  * inside each one to see whether its work tree is dirty, and that git reads the submodule's own
  * configuration (its filters and drivers): they are left out of `git add` and staged by their commit.
  */
-async function gitlinksUnder(repo: GitRepository, specs: readonly string[], signal: AbortSignal): Promise<string[]> {
+export async function gitlinksUnder(repo: GitRepository, specs: readonly string[], signal: AbortSignal): Promise<string[]> {
   const listed = await repo.read(['ls-files', '-z', '--stage', '--', ...specs], 'git ls-files', { signal, maxOutputBytes: 256 * 1024 * 1024 });
   const gitlinks = new Set<string>();
   for (const record of listed.split('\0')) {
@@ -55,29 +56,12 @@ async function stageGitlinks(repo: GitRepository, gitlinks: readonly string[], s
   if (!result.ok) throw repo.failure(result, 'git add');
 }
 
-/** Operations whose state lives in the git directory, and what a whole-index reset would do to each. */
-const IN_PROGRESS: readonly { file: string; what: string; finish: string }[] = [
-  { file: 'rebase-merge', what: 'a rebase', finish: 'git rebase --continue or git rebase --abort' },
-  { file: 'rebase-apply', what: 'a rebase or git am', finish: 'git rebase --continue / git am --continue, or --abort' },
-  { file: 'MERGE_HEAD', what: 'a merge', finish: 'git_commit once the conflicts are resolved and staged, or git merge --abort' },
-  { file: 'CHERRY_PICK_HEAD', what: 'a cherry-pick', finish: 'git cherry-pick --continue or git cherry-pick --abort' },
-  { file: 'REVERT_HEAD', what: 'a revert', finish: 'git revert --continue or git revert --abort' },
-];
-
-/** The merge, rebase, cherry-pick or revert under way in this worktree, if any. */
-async function operationInProgress(repo: GitRepository): Promise<(typeof IN_PROGRESS)[number] | undefined> {
-  for (const operation of IN_PROGRESS) {
-    if (await fs.lstat(path.join(repo.gitDir, operation.file)).then(() => true, () => false)) return operation;
-  }
-  return undefined;
-}
-
 async function stagedSummary(repo: GitRepository, signal: AbortSignal): Promise<string> {
   const status = await readStatus(repo, signal);
   if (status.staged.length === 0) return 'Nothing is staged now.';
   const shown = status.staged.slice(0, 50).map((e) => `  ${`${e.change}:`.padEnd(14)}${e.from ? `${e.from} -> ` : ''}${e.path}`);
   if (status.staged.length > 50) shown.push(`  … and ${status.staged.length - 50} more`);
-  return `Staged now (${status.staged.length}):\n${shown.join('\n')}`;
+  return `Staged now (${status.cutAt !== undefined ? 'at least ' : ''}${status.staged.length}):\n${shown.join('\n')}`;
 }
 
 export function gitAdd(ws: Workspace): ToolDefinition<typeof addInput> {
@@ -101,7 +85,7 @@ export function gitAdd(ws: Workspace): ToolDefinition<typeof addInput> {
         throw repo.failure(result, 'git add');
       }
       await stageGitlinks(repo, gitlinks, ctx.signal);
-      return `Staged ${paths.length === 1 ? paths[0] : `${paths.length} paths`} in ${repo.name}.\n${await stagedSummary(repo, ctx.signal)}`;
+      return `Staged ${paths.length === 1 ? paths[0] : countOf(paths.length, 'path')} in ${repo.name}.\n${await stagedSummary(repo, ctx.signal)}`;
     },
   };
 }
@@ -143,7 +127,7 @@ export function gitReset(ws: Workspace): ToolDefinition<typeof resetInput> {
       const result = await repo.write(args, 'git reset', { signal: ctx.signal });
       if (!result.ok) throw repo.failure(result, 'git reset');
       const kept = operation ? ` The ${operation.what.replace(/^an? /, '')} in progress is kept.` : '';
-      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : `${paths.length} paths`) : 'everything'} in ${repo.name}; the working tree is unchanged.${kept}\n${await stagedSummary(repo, ctx.signal)}`;
+      return `Unstaged ${paths ? (paths.length === 1 ? paths[0] : countOf(paths.length, 'path')) : 'everything'} in ${repo.name}; the working tree is unchanged.${kept}\n${await stagedSummary(repo, ctx.signal)}`;
     },
   };
 }

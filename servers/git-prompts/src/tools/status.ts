@@ -17,6 +17,7 @@ const output = z.object({
   unstaged: z.array(entry),
   untracked: z.array(entry),
   conflicted: z.array(entry),
+  complete: z.boolean().describe('False when git listed more than the server reads (64 MiB): the lists then hold only what was read.'),
 });
 
 export function gitStatus(ws: Workspace): ToolDefinition<typeof input, typeof output> {
@@ -30,7 +31,7 @@ export function gitStatus(ws: Workspace): ToolDefinition<typeof input, typeof ou
     handler: async ({ repo_path }, ctx) => {
       const repo = await ws.resolve(ctx, repo_path);
       const status = await readStatus(repo, ctx.signal);
-      const { branch, head, upstream, ahead, behind, staged, unstaged, untracked, conflicted } = status;
+      const { branch, head, upstream, ahead, behind, staged, unstaged, untracked, conflicted, cutAt } = status;
       return {
         text: describeStatus(status, repo.name),
         structured: {
@@ -44,6 +45,7 @@ export function gitStatus(ws: Workspace): ToolDefinition<typeof input, typeof ou
           unstaged,
           untracked,
           conflicted,
+          complete: cutAt === undefined,
         },
       };
     },
