@@ -108,7 +108,7 @@ export interface FilePart {
 
 export type ToWorker = { type: 'start'; job: ScanJob } | ScanFileMessage | { type: 'end' };
 
-/** `note`: read only in part (a truncated .gz file counted up to where it ends). */
+/** `note`: read only in part (a truncated .gz file counted up to where it ends); the reader adds the count of lines. */
 export type FileOutcome = { status: 'scanned'; lines: number; bytes: number; note?: string } | { status: 'unreadable'; reason: string };
 
 export type FromWorker =

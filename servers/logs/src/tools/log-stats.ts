@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import type { ToolDefinition } from '@suite/shared';
+import { countOf, type ToolDefinition } from '@suite/shared';
 import { logGuard } from '../access.js';
 import { budgetArg, formatBytes, sinceArg, timeWindow, untilArg } from '../arguments.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
@@ -84,7 +84,7 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
       const fileRows = [
         ...report.files.map((f) =>
           f.outcome.status === 'scanned'
-            ? { file: f.display, lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: f.outcome.note } : {}) }
+            ? { file: f.display, lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: `${f.outcome.note} (${countOf(f.outcome.lines, 'line')})` } : {}) }
             : { file: f.display, skipped: f.outcome.reason },
         ),
         ...skipped.map((s) => ({ file: s.display, skipped: s.reason })),
@@ -122,10 +122,10 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
 function formatStats(s: z.output<typeof output>, budgetMs: number): string {
   const lines: string[] = [];
   const scanned = s.files.filter((f) => f.lines !== undefined).length;
-  lines.push(`${s.entries} entries in ${scanned} file${scanned === 1 ? '' : 's'} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${s.first ? `, ${s.first} to ${s.last}` : ''}.`);
+  lines.push(`${countOf(s.entries, 'entry', 'entries')} in ${countOf(scanned, 'file')} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${s.first ? `, ${s.first} to ${s.last}` : ''}.`);
   const levels = Object.entries(s.levels).map(([level, n]) => `${level} ${n}`);
   if (levels.length > 0) lines.push(`By level: ${levels.join(', ')}.`);
-  if (s.withoutTime > 0) lines.push(`${s.withoutTime} entries have no timestamp (left out of the timeline).`);
+  if (s.withoutTime > 0) lines.push(`${s.withoutTime === 1 ? '1 entry has' : `${s.withoutTime} entries have`} no timestamp (left out of the timeline).`);
   if (s.implausibleTimes) lines.push(`${s.implausibleTimes} of them have a timestamp that cannot be right (more than 7 days ahead of now, or before 1990), counted as without one.`);
   if (s.timeline.length > 0) {
     lines.push('', `Timeline (${s.bucket} buckets):`);

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { ToolError, type ToolDefinition } from '@suite/shared';
+import { ToolError, type ToolDefinition, countOf } from '@suite/shared';
 import { logGuard } from '../access.js';
 import { MAX_PATTERN_LENGTH, budgetArg, checkPattern, formatBytes, levelArg, sinceArg, timeWindow, untilArg } from '../arguments.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
@@ -78,7 +78,7 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
         contextLines: args.contextLines,
         maxResults: args.maxResults,
       };
-      const report = await runScan({ kind: 'search', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, (r) => `${r.matches.length} matches`);
+      const report = await runScan({ kind: 'search', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, (r) => countOf(r.matches.length, 'match', 'matches'));
       for (const f of report.files) if (f.outcome.status === 'unreadable') skipped.push({ display: f.display, reason: f.outcome.reason });
       const filesSearched = report.files.filter((f) => f.outcome.status === 'scanned').length;
       const timedOut = report.stopped === 'time-budget';
@@ -107,7 +107,7 @@ function formatMatch(m: SearchMatch, withContext: boolean): string[] {
 
 function formatReport(report: ScanReport, s: { matches: SearchMatch[]; filesSearched: number; skipped: { file: string; reason: string }[]; bytesScanned: number; durationMs: number }, maxResults: number, budgetMs: number, withContext: boolean): string {
   const n = s.matches.length;
-  const header = `${n === 0 ? 'No matches' : `${n} match${n === 1 ? '' : 'es'}`} in ${s.filesSearched} file${s.filesSearched === 1 ? '' : 's'} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${n > 0 ? ':' : '.'}`;
+  const header = `${n === 0 ? 'No matches' : countOf(n, 'match', 'matches')} in ${countOf(s.filesSearched, 'file')} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${n > 0 ? ':' : '.'}`;
   const body: string[] = [];
   for (const m of s.matches) {
     body.push(...formatMatch(m, withContext));
@@ -118,7 +118,7 @@ function formatReport(report: ScanReport, s: { matches: SearchMatch[]; filesSear
   if (report.stopped === 'max-results') notes.push(`[truncated: stopped at maxResults=${maxResults}; there are more matches. Narrow the pattern, the time range or the level, or raise maxResults]`);
   if (report.stopped === 'time-budget') {
     const cause = report.killed ? ' (the regular expression was still working on one line: simplify it or use literal: true)' : '';
-    notes.push(`[time budget of ${budgetMs / 1000} s reached${cause}: ${report.filesNotReached} file${report.filesNotReached === 1 ? '' : 's'} not searched. Narrow the search or raise timeBudgetSeconds]`);
+    notes.push(`[time budget of ${budgetMs / 1000} s reached${cause}: ${countOf(report.filesNotReached, 'file')} not searched. Narrow the search or raise timeBudgetSeconds]`);
   }
   for (const skip of s.skipped) notes.push(`[skipped ${skip.file}: ${skip.reason}]`);
   return [header, ...body, ...notes].join('\n');

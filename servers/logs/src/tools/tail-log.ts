@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolDefinition } from '@suite/shared';
+import { countOf, type ToolDefinition } from '@suite/shared';
 import { logGuard, withLog } from '../access.js';
 import { formatBytes, levelArg, pathArg, pointInTime, sinceArg } from '../arguments.js';
 import type { LogsConfig } from '../config.js';
@@ -58,7 +58,7 @@ export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, ty
         const budget = `${config.limits.tailBudgetMs / 1000} s`;
         if (!result.reachedEnd) {
           notes.push(
-            `[the end of ${args.path} was not reached: it is compressed, so it can only be read from its start, and ${budget} decompressed ${result.linesRead ?? 0} lines of it without reaching the end. ` +
+            `[the end of ${args.path} was not reached: it is compressed, so it can only be read from its start, and ${budget} decompressed ${countOf(result.linesRead ?? 0, 'line')} of it without reaching the end. ` +
               'No lines are shown, since they would not be the last ones. search_logs (with a pattern and a longer timeBudgetSeconds) reads all of it; read_log_range reads lines by number]',
           );
         } else if (result.lines.length === 0) notes.push(filtered ? `No entries match in ${args.path}${result.reachedStart ? '' : ' (in the part read)'}.` : `${args.path} is empty.`);
