@@ -39,6 +39,8 @@ export interface EntryHead {
   level: Level | undefined;
   /** The message without its timestamp and level: what similar entries have in common. */
   message: string;
+  /** The entry's fields, for formats that have them (JSON lines, logfmt): what `fields` filters and `group_by` read. */
+  record?: Record<string, unknown>;
 }
 
 /** Field names tried, in order, for JSON lines; the first present wins. */
@@ -49,9 +51,9 @@ export interface JsonFields {
 }
 
 export const DEFAULT_JSON_FIELDS: JsonFields = {
-  time: ['timestamp', 'time', '@timestamp', 'ts', 't', 'datetime', 'date', 'eventTime', 'asctime'],
-  level: ['level', 'severity', 'lvl', 'levelname', 'log.level', 'loglevel', '@level', 'severity_text'],
-  message: ['message', 'msg', '@message', 'text', 'event', 'log', 'body'],
+  time: ['timestamp', 'time', '@timestamp', 'ts', 't', 'datetime', 'date', 'eventTime', 'asctime', 'timeUnixNano', 'time_unix_nano', 'Timestamp', 'observedTimeUnixNano'],
+  level: ['level', 'severity', 'lvl', 'levelname', 'log.level', 'loglevel', '@level', 'severity_text', 'severityText', 'SeverityText'],
+  message: ['message', 'msg', '@message', 'text', 'event', 'log', 'body.stringValue', 'body', 'Body'],
 };
 
 /** How a file is read: its format plus what the operator configured. Plain data: it crosses to the worker. */
@@ -271,6 +273,7 @@ const logfmt: LineParser = {
     let message: string | undefined;
     let i = 0;
     let pairs = 0;
+    const record: Record<string, unknown> = {};
     while (i < line.length && pairs < 64) {
       while (i < line.length && isSpace(line.charCodeAt(i))) i++;
       const eq = line.indexOf('=', i);
@@ -279,25 +282,37 @@ const logfmt: LineParser = {
       if (key.length === 0 || /\s/.test(key)) break;
       const { value, end } = logfmtValue(line, eq + 1);
       pairs++;
+      if (!(key in record)) record[key] = value;
       if (time === undefined && LOGFMT_TIME.has(key)) time = parseIsoAt(value, 0)?.time;
       else if (level === undefined && LOGFMT_LEVEL.has(key)) level = levelFromWord(value);
       else if (message === undefined && LOGFMT_MESSAGE.has(key)) message = value;
       i = end;
     }
     if (pairs < 2 || (time === undefined && level === undefined)) return undefined;
-    return { time, level, message: clip(message ?? line) };
+    return { time, level, message: clip(message ?? line), record };
   },
 };
 
-function fieldOf(record: Record<string, unknown>, name: string): unknown {
-  if (name in record) return record[name];
-  if (!name.includes('.')) return undefined;
-  let current: unknown = record;
-  for (const part of name.split('.')) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[part];
+/**
+ * A field by name: a key as written (`log.level` in ECS), else a dotted path into nested objects
+ * (`http.status`), where each step may itself be a dotted key (`attributes.service.name` with
+ * `"attributes": {"service.name": …}`). The splits tried are bounded: a hostile record and name
+ * cannot make it work exponentially.
+ */
+export function fieldOf(record: Record<string, unknown>, name: string): unknown {
+  const budget = { steps: 256 };
+  return lookup(record, name, budget);
+}
+
+function lookup(record: Record<string, unknown>, name: string, budget: { steps: number }): unknown {
+  if (Object.hasOwn(record, name)) return record[name];
+  for (let dot = name.indexOf('.'); dot !== -1 && budget.steps-- > 0; dot = name.indexOf('.', dot + 1)) {
+    const inner = record[name.slice(0, dot)];
+    if (inner === null || typeof inner !== 'object' || Array.isArray(inner) || !Object.hasOwn(record, name.slice(0, dot))) continue;
+    const found = lookup(inner as Record<string, unknown>, name.slice(dot + 1), budget);
+    if (found !== undefined) return found;
   }
-  return current;
+  return undefined;
 }
 
 function first(record: Record<string, unknown>, names: readonly string[]): unknown {
@@ -346,7 +361,7 @@ function jsonParser(fields: JsonFields): LineParser {
       const level = typeof rawLevel === 'number' ? levelFromNumber(rawLevel) : typeof rawLevel === 'string' ? levelFromWord(rawLevel) : undefined;
       const rawMessage = first(r, fields.message);
       const message = typeof rawMessage === 'string' ? rawMessage : rawMessage === undefined ? line : JSON.stringify(rawMessage);
-      return { time: timeFromValue(first(r, fields.time)), level, message: clip(message) };
+      return { time: timeFromValue(first(r, fields.time)), level, message: clip(message), record: r };
     },
   };
 }
