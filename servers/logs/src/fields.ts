@@ -90,17 +90,26 @@ export function groupOf(record: Record<string, unknown> | undefined, field: stri
 }
 
 /**
- * Text a line must contain for an entry to pass the filters, looked for in raw bytes before a chunk
- * is split into lines: the key's last name, and the value of an equality on a string (when JSON
- * writes it as is, without escapes).
+ * Text every JSON writer puts in a line as it is: printable ASCII without quotes, backslashes, or
+ * the characters Go escapes for HTML (`<`, `>`, `&`: Docker's json-file logs are written by Go).
  */
-export function requiredTexts(filters: readonly FieldFilter[] | undefined): string[] {
+function verbatim(text: string): boolean {
+  return text.length > 0 && /^[\x20-\x7e]+$/.test(text) && !/["\\<>&]/.test(text);
+}
+
+/**
+ * Text a line must contain for an entry to pass the filters, looked for in raw bytes before a chunk
+ * is split into lines: the key's last name (unless the format names fields the line does not spell:
+ * a CRI line's `stream` and `tag`), and the value of an equality on a string (when JSON writes it
+ * as is, without escapes).
+ */
+export function requiredTexts(filters: readonly FieldFilter[] | undefined, keysInText = true): string[] {
   const out = new Set<string>();
   for (const f of filters ?? []) {
     if (f.op === '!=') continue;
     const key = f.field.slice(f.field.lastIndexOf('.') + 1);
-    if (key.length > 0 && JSON.stringify(key) === `"${key}"`) out.add(key);
-    if (f.op === '=' && typeof f.value === 'string' && f.value.length > 0 && JSON.stringify(f.value) === `"${f.value}"`) out.add(f.value);
+    if (keysInText && verbatim(key)) out.add(key);
+    if (f.op === '=' && typeof f.value === 'string' && verbatim(f.value)) out.add(f.value);
   }
   return [...out];
 }

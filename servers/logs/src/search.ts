@@ -153,7 +153,8 @@ export async function searchSource(source: RawSource, display: string, spec: For
   const filters = query.minLevel !== undefined || query.since !== undefined || query.until !== undefined || fieldFilters !== undefined;
   // Text a chunk must hold for any entry in it to pass the field filters: most chunks are skipped in their raw bytes.
   // (Only without a pattern: then every match is an entry's first line, which holds its fields.)
-  const fieldFinders = query.pattern === undefined ? requiredTexts(fieldFilters).flatMap((t) => ByteFinder.for(t, false) ?? []) : [];
+  const fieldTexts = query.pattern === undefined ? requiredTexts(fieldFilters, spec.format !== 'cri') : [];
+  const fieldFinders = fieldTexts.flatMap((t) => ByteFinder.for(t, false) ?? []);
   const headsOnly = query.pattern === undefined;
   const context = query.contextLines;
   let lineNo = 1;
@@ -219,8 +220,9 @@ export async function searchSource(source: RawSource, display: string, spec: For
         stopped = 'time-budget';
         break;
       }
-      // Lines after a match that do not match themselves are its after-context.
-      if (!compiled.lineMatches(line)) {
+      // Lines after a match that do not match themselves are its after-context. A line without
+      // the filtered keys and values is no match either, and is never parsed.
+      if ((fieldTexts.length > 0 && !fieldTexts.every((t) => line.includes(t))) || !compiled.lineMatches(line)) {
         if (pending.length > 0) ready.push(...flushPending([line]));
         continue;
       }

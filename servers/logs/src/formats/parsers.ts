@@ -10,6 +10,7 @@ import { parseClfAt, parseIsoAt, parseSyslogDateAt } from '../timestamps.js';
 
 export const LOG_FORMATS = [
   'json',
+  'cri',
   'syslog-rfc5424',
   'apache-combined',
   'apache-common',
@@ -23,6 +24,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export const FORMAT_DESCRIPTIONS: Readonly<Record<LogFormat, string>> = {
   json: 'JSON lines',
+  cri: 'Kubernetes container log (CRI)',
   'syslog-rfc5424': 'syslog (RFC 5424)',
   'apache-combined': 'Apache/nginx combined access log',
   'apache-common': 'Apache/nginx common access log',
@@ -342,26 +344,75 @@ export function timeFromValue(value: unknown): number | undefined {
   return Number.isNaN(parsed) ? undefined : parsed;
 }
 
+/** A JSON object's level, time and message by the configured field names, with the object as the entry's fields. */
+function fromRecord(r: Record<string, unknown>, fields: JsonFields, line: string): EntryHead {
+  const rawLevel = first(r, fields.level);
+  const level = typeof rawLevel === 'number' ? levelFromNumber(rawLevel) : typeof rawLevel === 'string' ? levelFromWord(rawLevel) : undefined;
+  const rawMessage = first(r, fields.message);
+  const message = typeof rawMessage === 'string' ? rawMessage : rawMessage === undefined ? line : JSON.stringify(rawMessage);
+  return { time: timeFromValue(first(r, fields.time)), level, message: clip(message), record: r };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  let i = 0;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 123) return undefined;
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return record !== null && typeof record === 'object' && !Array.isArray(record) ? (record as Record<string, unknown>) : undefined;
+}
+
+/**
+ * What a container wrote (the text of a Docker json-file or CRI line), with the runtime's stream
+ * and time: the application's own JSON fields when it wrote JSON (the runtime's time when it has
+ * none), else the level found in the text. `stream` (stdout or stderr) is a field either way.
+ */
+function containerEntry(text: string, stream: string, runtimeTime: number | undefined, fields: JsonFields, extra: Record<string, unknown>): EntryHead {
+  const body = text.endsWith('\n') ? text.slice(0, text.endsWith('\r\n') ? -2 : -1) : text;
+  const inner = parseObject(body);
+  if (inner) {
+    const head = fromRecord(inner, fields, body);
+    return { ...head, time: head.time ?? runtimeTime, record: { ...inner, stream, ...extra } };
+  }
+  return { time: runtimeTime, level: findLevel(body)?.level, message: clip(body), record: { stream, ...extra } };
+}
+
 function jsonParser(fields: JsonFields): LineParser {
   return {
     format: 'json',
     head(line) {
-      let i = 0;
-      while (i < line.length && isSpace(line.charCodeAt(i))) i++;
-      if (line.charCodeAt(i) !== 123) return undefined;
-      let record: unknown;
-      try {
-        record = JSON.parse(line);
-      } catch {
-        return undefined;
+      const r = parseObject(line);
+      if (!r) return undefined;
+      // Docker's json-file driver: {"log": "<what the container wrote>\n", "stream": "stderr", "time": "…"}.
+      if (typeof r.log === 'string' && (r.stream === 'stdout' || r.stream === 'stderr') && typeof r.time === 'string' && Object.keys(r).length <= 4) {
+        return containerEntry(r.log, r.stream, timeFromValue(r.time), fields, typeof r.attrs === 'object' && r.attrs !== null ? { attrs: r.attrs } : {});
       }
-      if (record === null || typeof record !== 'object' || Array.isArray(record)) return undefined;
-      const r = record as Record<string, unknown>;
-      const rawLevel = first(r, fields.level);
-      const level = typeof rawLevel === 'number' ? levelFromNumber(rawLevel) : typeof rawLevel === 'string' ? levelFromWord(rawLevel) : undefined;
-      const rawMessage = first(r, fields.message);
-      const message = typeof rawMessage === 'string' ? rawMessage : rawMessage === undefined ? line : JSON.stringify(rawMessage);
-      return { time: timeFromValue(first(r, fields.time)), level, message: clip(message), record: r };
+      return fromRecord(r, fields, line);
+    },
+  };
+}
+
+/**
+ * Kubernetes container logs (CRI): `<RFC 3339 time> <stdout|stderr> <P|F> <text>`. A line the
+ * runtime split (P, partial) is an entry of its own here, its tag a field (`tag: "P"`).
+ */
+function criParser(fields: JsonFields): LineParser {
+  return {
+    format: 'cri',
+    head(line) {
+      const parsed = parseIsoAt(line, 0);
+      if (!parsed || line.charCodeAt(parsed.end) !== 32) return undefined;
+      let i = parsed.end + 1;
+      const stream = line.startsWith('stdout ', i) ? 'stdout' : line.startsWith('stderr ', i) ? 'stderr' : undefined;
+      if (!stream) return undefined;
+      i += 7;
+      const tag = line[i];
+      if ((tag !== 'F' && tag !== 'P') || (line.length > i + 1 && line.charCodeAt(i + 1) !== 32)) return undefined;
+      return containerEntry(line.slice(i + 2), stream, parsed.time, fields, { tag });
     },
   };
 }
@@ -370,6 +421,8 @@ function baseParser(spec: FormatSpec): LineParser {
   switch (spec.format) {
     case 'json':
       return jsonParser(spec.json);
+    case 'cri':
+      return criParser(spec.json);
     case 'syslog-rfc5424':
       return rfc5424;
     case 'syslog-rfc3164':
