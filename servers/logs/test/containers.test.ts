@@ -153,3 +153,40 @@ describe('container logs and the allowed directories (in-process)', () => {
     }
   });
 });
+
+describe('a CRI partial line that never ends (in-process)', () => {
+  it('P fragments without an F, then an unterminated line: every tool answers, bounded, and the fragments are counted', async () => {
+    fx = await fixture();
+    const dir = fx.file('pods/ns_pod_uid/c');
+    await mkdir(dir, { recursive: true });
+    const live = path.join(dir, '0.log');
+    // containerd splits a line at 16 KiB: 128 fragments (2 MiB) that never get their F.
+    const fragment = 'y'.repeat(16 * 1024);
+    const parts = Array.from({ length: 128 }, (_, i) => `2026-12-01T00:00:${String(i % 60).padStart(2, '0')}.000000000Z stdout P ${fragment}`);
+    await writeFile(live, lines('2026-12-01T00:00:00.000000000Z stderr F ERROR before', ...parts));
+    const session = await fx.connect();
+    const start = (await session.callTool('read_new_lines', { path: live })).structured as { cursor: string };
+    // And then a line without its newline, 2 MiB and growing.
+    await appendFile(live, `2026-12-01T00:01:00.000000000Z stdout P ${'z'.repeat(2 * 1024 * 1024)}`);
+
+    const stats = await session.callTool('log_stats', { paths: [live], fields: { tag: 'P' }, group_by: 'stream' });
+    expect(stats.isError, stats.text).toBe(false);
+    expect((stats.structured as { groups: { value: string; count: number }[] }).groups[0]).toMatchObject({ value: 'stdout' });
+    const search = await session.callTool('search_logs', { paths: [live], fields: { stream: 'stderr' } });
+    expect((search.structured as { matches: { line: number }[] }).matches.map((m) => m.line)).toEqual([1]);
+    const tail = await session.callTool('tail_log', { path: live, lines: 3 });
+    expect(tail.isError, tail.text).toBe(false);
+    expect(Buffer.byteLength(tail.text)).toBeLessThanOrEqual(300 * 1024);
+    // The unterminated line comes in bounded pieces, never all at once and never lost.
+    let got = 0;
+    let cursor = start.cursor;
+    for (let round = 0; round < 100; round++) {
+      const r = (await session.callTool('read_new_lines', { path: live, cursor, maxBytes: 256 * 1024 })).structured as { lines: string[]; cursor: string; more: boolean };
+      for (const l of r.lines) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(256 * 1024);
+      got += r.lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
+      cursor = r.cursor;
+      if (!r.more) break;
+    }
+    expect(got).toBeGreaterThan(2 * 1024 * 1024 - 256 * 1024);
+  }, 60_000);
+});
