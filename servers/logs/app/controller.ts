@@ -127,7 +127,10 @@ export class LogViewerController {
   }
 
   private set(patch: Partial<ViewerState>): void {
-    this.state = { ...this.state, ...patch, ...(patch.lines ? { columns: columnsOf(patch.lines) } : {}) };
+    // The columns keep their identity while they stay the same: the view then appends new lines instead of building all again.
+    const columns = patch.lines ? columnsOf(patch.lines) : undefined;
+    const changed = columns !== undefined && columns.join('\u0000') !== this.state.columns.join('\u0000');
+    this.state = { ...this.state, ...patch, ...(changed ? { columns } : {}) };
     for (const listener of this.listeners) listener();
   }
 }

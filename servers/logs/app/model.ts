@@ -46,7 +46,8 @@ function cells(record: Record<string, unknown> | undefined): Record<string, stri
 export function columnsOf(lines: readonly ViewLine[]): string[] {
   const out: string[] = [];
   for (const line of lines) {
-    for (const key of Object.keys(line.fields ?? {})) if (!out.includes(key) && out.length < MAX_COLUMNS) out.push(key);
+    if (line.fields === undefined) continue;
+    for (const key of Object.keys(line.fields)) if (!out.includes(key) && out.length < MAX_COLUMNS) out.push(key);
     if (out.length >= MAX_COLUMNS) break;
   }
   return out;
@@ -74,8 +75,8 @@ export function classifyLines(lines: readonly string[], format: LogFormat, previ
     if (head) {
       level = head.level;
       inEntry = true;
-      const fields = cells(head.record);
-      return { text, level, continuation: false, ...(fields ? { fields } : {}) };
+      const fields = head.record ? cells(head.record) : undefined;
+      return fields ? { text, level, continuation: false, fields } : { text, level, continuation: false };
     }
     return { text, level: inEntry ? level : undefined, continuation: inEntry };
   });

@@ -27,7 +27,7 @@ const status = h('div', { class: 'k-note', attrs: { role: 'status', 'aria-live':
 const histogram = h('div', { class: 'hist', attrs: { role: 'list', 'aria-label': 'Entries per level over time' } });
 const lines = h('div', { class: 'lines k-mono', attrs: { role: 'list', 'aria-label': 'Log lines', tabindex: 0 } });
 // Structured logs (JSON lines, logfmt, container logs): their fields as columns, named in this header.
-const header = h('div', { class: 'line colhead k-mono', attrs: { 'aria-hidden': 'true' } });
+const header = h('div', { class: 'colhead k-mono', attrs: { 'aria-hidden': 'true' } });
 replace(document.getElementById('app')!, filters, histogram, status, header, lines);
 arrowNavigation(histogram, '.bucket');
 
@@ -118,10 +118,10 @@ function lineElement(line: ViewLine): HTMLElement {
     source.textContent = line.source;
     el.appendChild(source);
   }
-  for (const column of viewer.state.columns) {
+  const columns = viewer.state.columns;
+  for (let i = 0; i < columns.length; i++) {
     const cell = COLUMN.cloneNode() as HTMLElement;
-    cell.textContent = line.fields?.[column] ?? '';
-    cell.title = column;
+    cell.textContent = line.fields?.[columns[i]!] ?? '';
     el.appendChild(cell);
   }
   el.appendChild(document.createTextNode(line.text));
