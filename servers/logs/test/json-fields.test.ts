@@ -114,3 +114,26 @@ describe.each(TRANSPORTS)('JSON lines fields (%s)', (transport) => {
     expect((out.structured as { matches: Match[] }).matches.map((m) => m.line)).toEqual([2]);
   });
 });
+
+describe('field values with terminal controls (in-process)', () => {
+  it('group values and filtered entries show escapes, never the control characters', async () => {
+    const fx = await fixture();
+    try {
+      const file = await fx.write('esc.jsonl', lines(JSON.stringify({ level: 'error', msg: 'x', service: '\u001b[2J\u001b]8;;http://evil\u0007api' })));
+      const session = await fx.connect();
+      for (const [tool, args] of [
+        ['log_stats', { paths: [file], group_by: 'service' }],
+        ['search_logs', { paths: [file], level: 'error', group_by: 'service' }],
+        ['tail_log', { path: file, group_by: 'service' }],
+      ] as const) {
+        const out = await session.callTool(tool, args);
+        expect(out.isError, out.text).toBe(false);
+        const all = `${out.text}${JSON.stringify(out.structured)}`;
+        expect(all.includes("\u001b") || all.includes("\u0007")).toBe(false);
+        expect(out.text).toMatch(/\\x1b\[2J\\x1b\]8;;http:\/\/evil\\x07api/);
+      }
+    } finally {
+      await fx.close();
+    }
+  });
+});
