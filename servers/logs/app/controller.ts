@@ -5,7 +5,7 @@
  */
 import { resultText, type HostConnection, type ToolResult } from '@suite/shared/app-kit/rpc';
 import type { LogFormat } from '../src/formats/parsers.js';
-import { classifyLines, histogramOf, searchLines, type Histogram, type Level, type ViewLine } from './model.js';
+import { classifyLines, columnsOf, histogramOf, searchLines, type Histogram, type Level, type ViewLine } from './model.js';
 
 /** The app-only tool of live mode. */
 export const FOLLOW_TOOL = 'viewer_read_new_lines';
@@ -22,6 +22,8 @@ export interface ViewerState {
   path: string | undefined;
   format: LogFormat;
   lines: ViewLine[];
+  /** The fields shown as columns (structured logs), from the lines shown. */
+  columns: string[];
   histogram: Histogram | undefined;
   filters: Filters;
   following: boolean;
@@ -33,7 +35,7 @@ export interface ViewerState {
 type Structured = Record<string, unknown>;
 
 export class LogViewerController {
-  state: ViewerState = { path: undefined, format: 'plain', lines: [], histogram: undefined, filters: {}, following: false, notes: [], error: undefined };
+  state: ViewerState = { path: undefined, format: 'plain', lines: [], columns: [], histogram: undefined, filters: {}, following: false, notes: [], error: undefined };
   private cursor: string | undefined;
   private args: Record<string, unknown> = {};
   private readonly listeners: (() => void)[] = [];
@@ -125,7 +127,10 @@ export class LogViewerController {
   }
 
   private set(patch: Partial<ViewerState>): void {
-    this.state = { ...this.state, ...patch };
+    // The columns keep their identity while they stay the same: the view then appends new lines instead of building all again.
+    const columns = patch.lines ? columnsOf(patch.lines) : undefined;
+    const changed = columns !== undefined && columns.join('\u0000') !== this.state.columns.join('\u0000');
+    this.state = { ...this.state, ...patch, ...(changed ? { columns } : {}) };
     for (const listener of this.listeners) listener();
   }
 }

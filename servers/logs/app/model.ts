@@ -3,6 +3,7 @@
  * it against the real server. Lines are read with the server's own parsers (the format tail_log
  * reports), so a line's level and whether it continues an entry are what the server decided.
  */
+import { fieldText } from '../src/fields.js';
 import { DEFAULT_JSON_FIELDS, parserFor, type LogFormat } from '../src/formats/parsers.js';
 import { LEVELS, type Level } from '../src/levels.js';
 
@@ -17,6 +18,39 @@ export interface ViewLine {
   continuation: boolean;
   /** Where it came from, for search matches (`file:line`). */
   source?: string;
+  /** A structured entry's fields (JSON lines, logfmt, container logs), as text: the viewer's columns. */
+  fields?: Record<string, string>;
+}
+
+/** Columns at most, and characters of a cell. */
+const MAX_COLUMNS = 8;
+const MAX_CELL = 80;
+/** Fields the line already shows (its level colour, its text): not repeated as columns. */
+const SHOWN = new Set([...DEFAULT_JSON_FIELDS.level, ...DEFAULT_JSON_FIELDS.time, ...DEFAULT_JSON_FIELDS.message, 'v', 'pid', 'hostname']);
+
+/** The top-level fields of an entry, as cell text. */
+function cells(record: Record<string, unknown> | undefined): Record<string, string> | undefined {
+  if (!record) return undefined;
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const [key, value] of Object.entries(record)) {
+    if (SHOWN.has(key) || n >= 32) continue;
+    const text = fieldText(value) ?? '';
+    out[key] = text.length > MAX_CELL ? `${text.slice(0, MAX_CELL)}…` : text;
+    n++;
+  }
+  return n > 0 ? out : undefined;
+}
+
+/** The columns of a view: the fields its lines have, in the order they first appear, at most 8. */
+export function columnsOf(lines: readonly ViewLine[]): string[] {
+  const out: string[] = [];
+  for (const line of lines) {
+    if (line.fields === undefined) continue;
+    for (const key of Object.keys(line.fields)) if (!out.includes(key) && out.length < MAX_COLUMNS) out.push(key);
+    if (out.length >= MAX_COLUMNS) break;
+  }
+  return out;
 }
 
 export interface Bucket {
@@ -41,7 +75,8 @@ export function classifyLines(lines: readonly string[], format: LogFormat, previ
     if (head) {
       level = head.level;
       inEntry = true;
-      return { text, level, continuation: false };
+      const fields = head.record ? cells(head.record) : undefined;
+      return fields ? { text, level, continuation: false, fields } : { text, level, continuation: false };
     }
     return { text, level: inEntry ? level : undefined, continuation: inEntry };
   });

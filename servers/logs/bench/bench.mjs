@@ -25,7 +25,11 @@ const SEARCH_RUNS = QUICK ? 3 : 9;
  * that is what these figures compare.
  */
 const SEARCH_WARMUP = 3;
-const ONLY_SEARCH = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'search';
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const ONLY_SEARCH = ONLY === 'search';
+/** `--only json`: search_logs with a field filter over JSON lines against jq and ripgrep | jq; `--json-mb N` sets the size (default 1024). */
+const ONLY_JSON = ONLY === 'json';
+const JSON_BYTES = (process.argv.includes('--json-mb') ? Number(process.argv[process.argv.indexOf('--json-mb') + 1]) : QUICK ? 256 : 1024) * 1024 * 1024;
 const ROOT = path.resolve(here, '..', '..', '..');
 const TARGET_BYTES = QUICK ? 256 * 1024 * 1024 : 1024 * 1024 * 1024;
 const RUNS = QUICK ? 3 : 5;
@@ -121,6 +125,74 @@ async function notificationLatency(client, notifications, uri, file, runs) {
   return median(times);
 }
 
+/** JSON lines as a service writes them; every 10,007th line is the billing service's, half of those with status 503. */
+async function generateJson(file, bytes) {
+  const stream = createWriteStream(file);
+  const base = Date.now() - 86_400_000;
+  const services = ['api', 'auth', 'worker', 'api', 'api'];
+  let written = 0;
+  let n = 0;
+  let matching = 0;
+  while (written < bytes) {
+    let chunk = '';
+    for (let i = 0; i < 20_000; i++) {
+      n++;
+      const billing = n % 10_007 === 0;
+      const status = billing ? (Math.floor(n / 10_007) % 2 === 0 ? 503 : 200) : n % 50 === 0 ? 500 : 200;
+      if (billing && status >= 500) matching++;
+      const record = { time: new Date(base + Math.floor(n / 12)).toISOString(), level: status >= 500 ? 'error' : 'info', service: billing ? 'billing' : services[n % 5], status, latency_ms: n % 1000, path: `/api/v1/orders/${n % 5000}`, msg: 'request served' };
+      chunk += `${JSON.stringify(record)}\n`;
+    }
+    written += Buffer.byteLength(chunk);
+    if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve));
+  }
+  await new Promise((resolve, reject) => stream.end((error) => (error ? reject(error) : resolve())));
+  return { bytes: written, lines: n, matching };
+}
+
+/** search_logs with fields against jq alone and ripgrep piped into jq, on the same JSON lines; the counts must agree. */
+async function jsonComparison(dir) {
+  if (spawnSync('jq', ['--version']).status !== 0) {
+    console.error('jq is not installed (apt-get install jq): the JSON comparison needs it.');
+    process.exit(2);
+  }
+  const rg = ensureRipgrep(log);
+  const file = path.join(dir, 'big.jsonl');
+  const { bytes, lines, matching } = await generateJson(file, JSON_BYTES);
+  log(`generated ${formatBytes(bytes)} of JSON lines (${lines} lines, ${matching} matching)`);
+  const filter = 'select(.service == "billing" and .status >= 500)';
+  // The pipelines run under sh with the file as "$1": nothing is interpolated into the command.
+  const count = (command) => {
+    const t = timeProcess('sh', ['-c', `${command} | wc -l`, 'sh', file]);
+    return { ms: t.ms, count: Number(t.stdout.trim()) };
+  };
+  const server = await connectStdio(process.execPath, [OURS, dir]);
+  const loadBefore = loadAverage();
+  const times = { ours: [], jq: [], rgjq: [] };
+  try {
+    for (let run = -1; run < RUNS; run++) {
+      const started = performance.now();
+      const out = await server.client.callTool({ name: 'search_logs', arguments: { paths: [file], fields: { service: 'billing', status: '>=500' }, maxResults: 2000, timeBudgetSeconds: 300 } }, undefined, { timeout: 600_000 });
+      if (out.isError) throw new Error(`search_logs failed: ${out.content?.[0]?.text}`);
+      if (run >= 0) times.ours.push(performance.now() - started);
+      if (out.structuredContent.matches.length !== matching) throw new Error(`search_logs found ${out.structuredContent.matches.length}, not ${matching}`);
+      const jq = count(`jq -c '${filter}' "$1"`);
+      if (jq.count !== matching) throw new Error(`jq found ${jq.count}, not ${matching}`);
+      if (run >= 0) times.jq.push(jq.ms);
+      if (rg) {
+        const piped = count(`rg -F '"billing"' "$1" | jq -c '${filter}'`);
+        if (piped.count !== matching) throw new Error(`rg | jq found ${piped.count}, not ${matching}`);
+        if (run >= 0) times.rgjq.push(piped.ms);
+      }
+    }
+  } finally {
+    await server.close().catch(() => undefined);
+  }
+  const rows = [{ name: `fields {service: "billing", status: ">=500"} (${matching} of ${lines} lines)`, ours: median(times.ours), theirs: median(times.jq), unit: 'ms' }];
+  if (rg) rows.push({ name: 'the same, against ripgrep (`rg -F \'"billing"\'`) piped into jq', ours: median(times.ours), theirs: median(times.rgjq), unit: 'ms' });
+  printTable(`logs: search_logs with a field filter over ${formatBytes(bytes)} of JSON lines, medians of ${RUNS} (ours over stdio; load average ${loadBefore} before, ${loadAverage()} after)`, ['@suite/server-logs', 'jq, or rg then jq'], rows);
+}
+
 const tmpRoot = os.tmpdir();
 const free = (() => {
   const s = statfsSync(tmpRoot);
@@ -202,6 +274,17 @@ function printSearchComparison(search, loadBefore) {
   printSearchTable(`search_logs against ripgrep (\`rg -c\`) on the ${formatBytes(TARGET_BYTES)} log (medians of ${SEARCH_RUNS}; CPU: every thread of the server, ripgrep's mean; load average ${loadBefore} before, ${loadAverage()} after)`, search.rows, {
     extra: [...(search.previous ? [{ key: 'previous', label: search.previous.label }] : []), { key: 'grep', label: 'grep -c' }],
   });
+}
+
+if (ONLY_JSON) {
+  const jsonDir = await mkdtemp(path.join(tmpRoot, 'suite-logs-bench-json-'));
+  try {
+    await jsonComparison(jsonDir);
+  } finally {
+    await rm(jsonDir, { recursive: true, force: true });
+    log(`removed ${jsonDir}`);
+  }
+  process.exit(process.exitCode ?? 0);
 }
 
 const dir = await mkdtemp(path.join(tmpRoot, 'suite-logs-bench-'));

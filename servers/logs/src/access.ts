@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, type FileHandle } from 'node:fs/promises';
 import { PathGuard, ToolError, type RequestContext, type RootsSnapshot } from '@suite/shared';
-import { gzipFailure } from './chunks.js';
+import { gzipFailure, type GzipFailure } from './chunks.js';
 import type { LogsConfig } from './config.js';
 import { familyOf, rotationOf, type LogRoots } from './discovery.js';
 
@@ -121,7 +121,12 @@ export async function openLog(guard: PathGuard, userPath: string): Promise<Opene
 }
 
 /** The error for a .gz log whose data is not valid gzip (truncated or corrupt), naming only what the user gave. */
-export function invalidGzip(userPath: string, failure: 'truncated' | 'corrupt'): ToolError {
+export function invalidGzip(userPath: string, failure: GzipFailure): ToolError {
+  if (failure !== 'truncated' && failure !== 'corrupt') {
+    return ToolError.invalidArgument(
+      `${userPath} is not gzip data: it holds ${failure} data under a .gz name, which this server does not decompress. Decompress it with ${failure} tools and give the server the result.`,
+    );
+  }
   const why = failure === 'truncated' ? 'it is truncated (its compressed stream ends early: a copy still being written, or cut short)' : 'it is corrupt';
   return ToolError.invalidArgument(`${userPath} is not valid gzip data: ${why}. search_logs reads the part before the damage.`);
 }

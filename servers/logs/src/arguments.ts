@@ -80,3 +80,18 @@ export function formatBytes(n: number): string {
   if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
   return `${n} B`;
 }
+
+/** Most field filters in one call. */
+export const MAX_FIELD_FILTERS = 20;
+
+export const fieldsArg = z
+  .record(z.string().min(1).max(200), z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]))
+  .refine((r) => Object.keys(r).length <= MAX_FIELD_FILTERS, { message: `At most ${MAX_FIELD_FILTERS} field filters.` })
+  .describe(
+    'Only entries whose fields match (JSON lines and logfmt; a plain-text entry matches none). A key is a field name as written ("log.level") ' +
+      'or a dotted path into nested objects ("http.status"). A value matches exactly (a number also matches its text: 500 matches "500"), ' +
+      'or compares when it starts with >=, <=, >, < (numbers as numbers, anything else as text) or != (also true when the field is absent); ' +
+      'start with = for an exact value that begins with one of those. Example: {"service": "api", "status": ">=500"}.',
+  );
+
+export const groupByArg = z.string().min(1).max(200).describe('A field (as in fields) to count entries per value of: the largest groups first; "(none)" counts the entries without it.');

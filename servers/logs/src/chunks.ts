@@ -120,6 +120,31 @@ async function* plainChunks(fd: number, options: PlainOptions, read: { bytes: nu
   }
 }
 
+/** Compression formats a file named .gz may really hold, told by their magic bytes. */
+export type OtherCompression = 'zstd' | 'xz' | 'bzip2' | 'lz4' | 'zip';
+
+const MAGIC: readonly { format: OtherCompression; bytes: readonly number[] }[] = [
+  { format: 'zstd', bytes: [0x28, 0xb5, 0x2f, 0xfd] },
+  { format: 'xz', bytes: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] },
+  { format: 'bzip2', bytes: [0x42, 0x5a, 0x68] },
+  { format: 'lz4', bytes: [0x04, 0x22, 0x4d, 0x18] },
+  { format: 'zip', bytes: [0x50, 0x4b, 0x03, 0x04] },
+];
+
+/** The compression format the first bytes of a file announce, when it is one of the others gzip is mistaken for. */
+export function otherCompression(head: Buffer): OtherCompression | undefined {
+  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return undefined;
+  return MAGIC.find((m) => head.length >= m.bytes.length && m.bytes.every((b, i) => head[i] === b))?.format;
+}
+
+/** The error a gzip source fails with when the file is another format under a .gz name. */
+export class NotGzipError extends Error {
+  readonly code = 'NOT_GZIP';
+  constructor(readonly format: OtherCompression) {
+    super(`${format} data, not gzip`);
+  }
+}
+
 /** The decompressed bytes of a gzip file (several members, as `cat a.gz b.gz` makes, are one stream). */
 export function gzipSource(fd: number, options: { chunkBytes?: number; sync?: boolean } = {}): RawSource {
   let consumed = 0;
@@ -129,6 +154,11 @@ export function gzipSource(fd: number, options: { chunkBytes?: number; sync?: bo
       const buffer = Buffer.allocUnsafe(256 * 1024);
       const n = options.sync ? readSync(fd, buffer, 0, buffer.length, position) : await readAsync(fd, buffer, 0, buffer.length, position);
       if (n === 0) return;
+      if (position === 0) {
+        // zstd, xz or bzip2 data under a .gz name: say what it is rather than "corrupt".
+        const other = otherCompression(buffer.subarray(0, n));
+        if (other) throw new NotGzipError(other);
+      }
       position += n;
       consumed += n;
       yield n === buffer.length ? buffer : buffer.subarray(0, n);
@@ -148,12 +178,16 @@ export function gzipSource(fd: number, options: { chunkBytes?: number; sync?: bo
   };
 }
 
+export type GzipFailure = 'truncated' | 'corrupt' | OtherCompression;
+
 /**
  * What a zlib error from a gzip stream says about the file: `truncated` (the compressed stream
  * ends early: a copy still being written, or cut short), `corrupt` (bytes that are not gzip data),
- * or undefined for any other error (a read error).
+ * the real format of a file that is another compression under a .gz name, or undefined for any
+ * other error (a read error).
  */
-export function gzipFailure(error: unknown): 'truncated' | 'corrupt' | undefined {
+export function gzipFailure(error: unknown): GzipFailure | undefined {
+  if (error instanceof NotGzipError) return error.format;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'Z_BUF_ERROR') return 'truncated';
   if (code === 'Z_DATA_ERROR' || code === 'Z_NEED_DICT' || code === 'Z_STREAM_ERROR') return 'corrupt';

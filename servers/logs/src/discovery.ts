@@ -19,6 +19,8 @@ export interface Rotation {
   kind: RotationKind;
   /** The number of a numbered rotation, the date (yyyymmdd) of a dated one. */
   index: number;
+  /** What a dated name adds after the date (an hour, a time, epoch seconds: logrotate's dateformat), for copies of one day; 0 otherwise. */
+  seq?: number;
   compressed: boolean;
 }
 
@@ -30,8 +32,10 @@ export interface Rotation {
 export function rotationOf(name: string): Rotation {
   let m = /^(.+)\.(\d{1,4})(\.gz)?$/.exec(name);
   if (m) return { base: m[1] as string, kind: 'numbered', index: Number(m[2]), compressed: m[3] !== undefined };
-  m = /^(.+?)[-.](\d{4})-?(\d{2})-?(\d{2})(?:-\d+)?(\.gz)?$/.exec(name);
-  if (m && LOG_NAME.test(m[1] as string)) return { base: m[1] as string, kind: 'dated', index: Number(`${m[2]}${m[3]}${m[4]}`), compressed: m[5] !== undefined };
+  m = /^(.+?)[-.](\d{4})-?(\d{2})-?(\d{2})(?:[-_T]?(\d{2,12}))?(\.gz)?$/.exec(name);
+  if (m && LOG_NAME.test(m[1] as string)) {
+    return { base: m[1] as string, kind: 'dated', index: Number(`${m[2]}${m[3]}${m[4]}`), seq: m[5] === undefined ? 0 : Number(m[5]), compressed: m[6] !== undefined };
+  }
   m = /^(.+)\.gz$/.exec(name);
   if (m) return { base: m[1] as string, kind: 'compressed', index: 0, compressed: true };
   return { base: name, kind: 'live', index: 0, compressed: false };
@@ -47,7 +51,7 @@ const KIND_ORDER: Readonly<Record<RotationKind, number>> = { live: 0, compressed
 /** Newest first: the live file, then app.log.gz, app.log.1, app.log.2.gz, …, then dated ones from the latest. */
 export function compareRotations(a: Rotation, b: Rotation): number {
   if (a.kind !== b.kind) return KIND_ORDER[a.kind] - KIND_ORDER[b.kind];
-  return a.kind === 'dated' ? b.index - a.index : a.index - b.index;
+  return a.kind === 'dated' ? b.index - a.index || (b.seq ?? 0) - (a.seq ?? 0) : a.index - b.index;
 }
 
 export interface LogFile {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError, encodeCursor, type PathGuard } from '@suite/shared';
+import { ToolError, countOf, encodeCursor, type PathGuard } from '@suite/shared';
 import { withLog, type OpenedLog } from './access.js';
 import { NEWLINE, gzipSource, utf8Boundary } from './chunks.js';
 import { familyOf } from './discovery.js';
@@ -32,9 +32,15 @@ const CLOCK_SLACK_MS = 100;
 /** How long looking through rotated copies (decompressing .gz ones) may take in one call. */
 const COPY_BUDGET_MS = 5000;
 /** Rotated copies whose content is compared with the cursor, newest first. */
-const MAX_CANDIDATES = 4;
+const MAX_CANDIDATES = 16;
+/** Rotated copies a cursor remembers as already there when it was issued. */
+const MAX_KNOWN = 16;
+/** Rotated copies newer than the cursor's that one cursor can still owe (beyond this, the answer names the rest). */
+const MAX_QUEUED = 16;
 
 const owed = z.object({ dev: z.number(), ino: z.number(), off: z.number().int().min(0), end: z.number().int().min(0).optional() });
+/** A rotated copy newer than the one the cursor was in, to be read whole (oldest first) before the live file. */
+const queued = z.object({ dev: z.number(), ino: z.number(), n: z.string().max(256), sz: z.number().int().min(0).optional() });
 /**
  * `bt`: the file's birth time where the filesystem records one; it tells a new file that reused a
  * freed inode from the old one. `hd`, `sz`, `mt`, `at` (fingerprint of the first 4 KiB, size,
@@ -52,9 +58,15 @@ const cursorState = z.object({
   mt: z.number().optional(),
   at: z.number().optional(),
   owe: owed.optional(),
+  nx: z.array(queued).max(MAX_QUEUED).optional(),
+  /** The inodes of the rotated copies there were when the cursor was issued: a copy not among them was made since. */
+  ks: z.array(z.number()).max(MAX_KNOWN).optional(),
+  /** Fingerprints of those copies' first 4 KiB: a copy compressed since (another inode) still holds old lines. */
+  kh: z.array(z.string().max(32)).max(MAX_KNOWN).optional(),
 });
 type CursorState = z.infer<typeof cursorState>;
 type Owed = z.infer<typeof owed>;
+type Queued = z.infer<typeof queued>;
 
 export type NewLinesStatus = 'started' | 'appended' | 'unchanged' | 'rotated' | 'truncated' | 'missing';
 
@@ -232,6 +244,9 @@ interface Sibling {
   ino: number;
   /** When it last changed name or content (a copy's creation, a rename, a compression). */
   changedMs: number;
+  /** When its content was last written (a rename keeps it; gzip gives the copy its original's). */
+  mtimeMs: number;
+  size: number;
 }
 
 /** The rotated copies of a live log, newest first (the live file itself and other names of its inode left out). */
@@ -241,7 +256,7 @@ async function siblingsOf(live: OpenedLog): Promise<Sibling[]> {
     if (member.path === live.real) continue;
     const stat = await lstat(member.path).catch(() => undefined);
     if (!stat?.isFile() || (stat.ino === live.ino && stat.dev === live.dev)) continue;
-    out.push({ path: member.path, name: member.name, dev: stat.dev, ino: stat.ino, changedMs: Math.max(stat.ctimeMs, stat.birthtimeMs) });
+    out.push({ path: member.path, name: member.name, dev: stat.dev, ino: stat.ino, changedMs: Math.max(stat.ctimeMs, stat.birthtimeMs), mtimeMs: stat.mtimeMs, size: stat.size });
   }
   return out;
 }
@@ -249,6 +264,10 @@ async function siblingsOf(live: OpenedLog): Promise<Sibling[]> {
 interface Found {
   sibling: Sibling;
   tail: CopyTail;
+  /** The rotated copies newer than the one found, oldest first: written wholly after the cursor. */
+  newer: Sibling[];
+  /** Found at offset 0 with no copy known to the cursor left: copies made since may have been removed already. */
+  unsure?: boolean;
 }
 
 async function tailOf(guard: PathGuard, sibling: Sibling, offset: number, maxBytes: number, marks: Marks | undefined, deadline: number): Promise<CopyTail | undefined> {
@@ -260,32 +279,54 @@ async function tailOf(guard: PathGuard, sibling: Sibling, offset: number, maxByt
   }
 }
 
-/** The rotated copy that holds what the cursor had not reached: by inode when given, else by content (changed since the cursor, when it says when that was). */
+/**
+ * The rotated copy that holds what the cursor had not reached: by inode when given, else by content
+ * (changed since the cursor, when it says when that was), with the copies rotated after it.
+ */
 async function findCopy(guard: PathGuard, live: OpenedLog, cursor: CursorState, maxBytes: number, deadline: number, byInode: boolean): Promise<Found | undefined> {
   const siblings = await siblingsOf(live);
-  if (byInode) {
-    const sibling = siblings.find((s) => s.ino === cursor.ino && s.dev === cursor.dev);
-    if (sibling) {
-      const tail = await tailOf(guard, sibling, cursor.off, maxBytes, undefined, deadline);
-      if (tail) return { sibling, tail };
-    }
-  }
+  const found = (sibling: Sibling, tail: CopyTail): Found => ({ sibling, tail, newer: siblings.slice(0, siblings.indexOf(sibling)).reverse() });
   const marks: Marks = { fp: cursor.fp, ...(cursor.hd !== undefined ? { hd: cursor.hd } : {}) };
-  // At offset 0 every copy matches: only one made after the cursor (a file time never runs ahead of
-  // the clock) can hold its lines. Past it, the fingerprints decide, and a copy whose time lags a tick counts.
+  // The inode is a hint only: a file created after the old one was compressed and removed may reuse
+  // it, so its content must match too (at offset 0 there is nothing to match: the times decide).
+  const byIno = byInode && cursor.off > 0 ? siblings.find((s) => s.ino === cursor.ino && s.dev === cursor.dev) : undefined;
+  if (byIno) {
+    const tail = await tailOf(guard, byIno, cursor.off, maxBytes, marks, deadline);
+    if (tail) return found(byIno, tail);
+  }
   const since = cursor.at;
-  const recent = (s: Sibling): boolean => (since === undefined ? cursor.off > 0 : cursor.off > 0 ? s.changedMs >= since - CLOCK_SLACK_MS : s.changedMs > since);
+  if (cursor.off === 0) {
+    // At offset 0 every copy matches the fingerprints: the file the cursor was in was empty, so its
+    // copy is the oldest one whose content was written after the cursor.
+    const sibling = (await writtenSince(guard, siblings, cursor))[0];
+    if (!sibling) return undefined;
+    const tail = await tailOf(guard, sibling, 0, maxBytes, undefined, deadline);
+    if (!tail) return undefined;
+    // Copies are removed oldest first: while one the cursor knew is left, none made since is gone.
+    let unsure = true;
+    for (const s of siblings) if (unsure && (await knownTo(guard, s, cursor))) unsure = false;
+    return { ...found(sibling, tail), unsure };
+  }
+  // Past offset 0 the fingerprints decide, and a copy whose time lags a tick counts.
+  const recent = (s: Sibling): boolean => since === undefined || s.changedMs >= since - CLOCK_SLACK_MS;
   const candidates = siblings.filter(recent).slice(0, MAX_CANDIDATES);
   for (const sibling of candidates) {
     if (Date.now() > deadline) break;
     const tail = await tailOf(guard, sibling, cursor.off, maxBytes, marks, deadline);
-    if (tail) return { sibling, tail };
+    if (tail) return found(sibling, tail);
   }
   return undefined;
 }
 
-async function state(log: OpenedLog, offset: number, at: number, owe?: Owed): Promise<CursorState> {
+async function state(guard: PathGuard, log: OpenedLog, offset: number, at: number, owe?: Owed): Promise<CursorState> {
   const marks = await marksOf(log, offset);
+  const siblings = (await siblingsOf(log)).slice(0, MAX_KNOWN);
+  const known = siblings.map((s) => s.ino);
+  const heads: string[] = [];
+  for (const sibling of siblings) {
+    const head = await headOf(guard, sibling);
+    if (head && !heads.includes(head)) heads.push(head);
+  }
   return {
     dev: log.dev,
     ino: log.ino,
@@ -297,7 +338,69 @@ async function state(log: OpenedLog, offset: number, at: number, owe?: Owed): Pr
     mt: log.mtimeMs,
     at,
     ...(owe ? { owe } : {}),
+    ks: known,
+    ...(heads.length > 0 ? { kh: heads } : {}),
   };
+}
+
+/**
+ * Whether a rotated copy was there when the cursor was issued: by the fingerprint of its first
+ * 4 KiB (a copy compressed since is another inode with the same first bytes, and a file made since
+ * may reuse a removed copy's inode number), by inode for an empty one.
+ */
+async function knownTo(guard: PathGuard, sibling: Sibling, cursor: CursorState): Promise<boolean> {
+  const head = cursor.kh !== undefined ? await headOf(guard, sibling) : undefined;
+  if (head !== undefined) return (cursor.kh as string[]).includes(head);
+  return cursor.ks?.includes(sibling.ino) ?? false;
+}
+
+/**
+ * Rotated copies whose content was written after the cursor was issued, oldest first: not there
+ * when it was issued, and written since (a rename keeps a file's modification time, and gzip gives
+ * the copy its original's; a file time may lag the clock by a tick). Cursors that predate the list
+ * of known copies go by the modification time alone.
+ */
+async function writtenSince(guard: PathGuard, siblings: readonly Sibling[], cursor: CursorState): Promise<Sibling[]> {
+  const since = cursor.at;
+  if (since === undefined) return [];
+  if (cursor.ks === undefined) return siblings.filter((s) => s.mtimeMs > since).reverse();
+  const out: Sibling[] = [];
+  for (const sibling of siblings) {
+    if (sibling.mtimeMs < since - CLOCK_SLACK_MS || (await knownTo(guard, sibling, cursor))) continue;
+    out.push(sibling);
+  }
+  return out.reverse();
+}
+
+/** A copy's first 4 KiB (decompressed for .gz), fingerprinted; remembered by identity, size and time, so that polling does not decompress again. */
+const headCache = new Map<string, string>();
+const HEAD_CACHE_SIZE = 512;
+
+async function headOf(guard: PathGuard, sibling: Sibling): Promise<string | undefined> {
+  const key = `${sibling.dev}:${sibling.ino}:${sibling.size}:${sibling.mtimeMs}`;
+  const cached = headCache.get(key);
+  if (cached !== undefined) return cached;
+  let head: string | undefined;
+  try {
+    head = await withLog(guard, sibling.path, async (copy) => {
+      if (copy.ino !== sibling.ino || copy.dev !== sibling.dev) return undefined;
+      if (!copy.compressed) return digest(await readAt(copy, 0, Math.min(HEAD_BYTES, copy.size)));
+      const parts: Buffer[] = [];
+      let length = 0;
+      for await (const chunk of gzipSource(copy.handle.fd, { chunkBytes: HEAD_BYTES }).lineChunks()) {
+        parts.push(chunk.bytes);
+        length += chunk.bytes.length;
+        if (length >= HEAD_BYTES) break;
+      }
+      return digest(Buffer.concat(parts).subarray(0, HEAD_BYTES));
+    });
+  } catch {
+    return undefined;
+  }
+  if (head === undefined || head === '') return undefined;
+  if (headCache.size >= HEAD_CACHE_SIZE) headCache.delete(headCache.keys().next().value as string);
+  headCache.set(key, head);
+  return head;
 }
 
 function sameFile(log: OpenedLog, cursor: CursorState): boolean {
@@ -305,12 +408,61 @@ function sameFile(log: OpenedLog, cursor: CursorState): boolean {
   return cursor.bt === undefined || log.birthtimeMs <= 0 || cursor.bt === log.birthtimeMs;
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
 function bytesOf(lines: readonly string[]): number {
   return lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+}
+
+/** The note for rotated copies beyond what one cursor can owe. */
+function unfollowed(copies: readonly Sibling[]): string {
+  return `${countOf(copies.length, 'more rotated copy', 'more rotated copies')} written since the last call could not be followed in one cursor and ${copies.length === 1 ? 'is' : 'are'} not read here: ${copies.map((s) => s.name).join(', ')}. Read them with tail_log or search_logs.`;
+}
+
+function queuedOf(sibling: Sibling): Queued {
+  return { dev: sibling.dev, ino: sibling.ino, n: sibling.name.slice(0, 256), ...(sibling.path.endsWith('.gz') ? {} : { sz: sibling.size }) };
+}
+
+interface QueueProgress {
+  /** The copy left part-read, when one did not fit. */
+  owe?: Owed;
+  /** Copies not started yet, oldest first. */
+  rest: Queued[];
+}
+
+/**
+ * Reads rotated copies whole, oldest first, while the answer has room: each was rotated after the
+ * cursor's file, so all its lines are new. A copy that cannot be found any more is named with what
+ * was lost. What does not fit is left in the returned progress for the cursor.
+ */
+async function readQueued(
+  guard: PathGuard,
+  live: OpenedLog,
+  queue: readonly Queued[],
+  lines: string[],
+  notes: string[],
+  room: () => number,
+  deadline: number,
+): Promise<QueueProgress> {
+  if (queue.length === 0) return { rest: [] };
+  const siblings = await siblingsOf(live);
+  for (let i = 0; i < queue.length; i++) {
+    const item = queue[i] as Queued;
+    if (room() <= 0 || Date.now() > deadline) return { rest: queue.slice(i) };
+    const sibling = siblings.find((s) => s.ino === item.ino && s.dev === item.dev);
+    const tail = sibling ? await tailOf(guard, sibling, 0, room(), undefined, deadline) : undefined;
+    if (!sibling || !tail) {
+      const size = item.sz !== undefined ? ` (${countOf(item.sz, 'byte')})` : '';
+      notes.push(`${item.n}${size}, a rotated copy written after the cursor, could not be read: it was removed or compressed again since it was seen. Its lines are missing from these answers.`);
+      continue;
+    }
+    lines.push(...tail.lines);
+    notes.push(`${countOf(tail.lines.length, 'line')} came from ${sibling.name}, rotated since the last call.`);
+    if (tail.more) {
+      const left = tail.size !== undefined ? countOf(tail.size - tail.end, 'byte') : 'More';
+      notes.push(`${left} of ${sibling.name} did not fit in this answer: call again with the cursor for them.`);
+      return { owe: { dev: sibling.dev, ino: sibling.ino, off: tail.end, ...(tail.size !== undefined ? { end: tail.size } : {}) }, rest: queue.slice(i + 1) };
+    }
+  }
+  return { rest: [] };
 }
 
 export async function readNewLines(guard: PathGuard, userPath: string, cursorText: string | undefined, maxBytes: number): Promise<NewLinesResult> {
@@ -326,7 +478,7 @@ export async function readNewLines(guard: PathGuard, userPath: string, cursorTex
         return {
           status: 'started',
           lines: [],
-          cursor: encode(await state(opened, opened.size, now)),
+          cursor: encode(await state(guard, opened, opened.size, now)),
           more: false,
           notes: [`Following ${userPath} from its current end. Call read_new_lines again with this cursor to get the lines appended since.`],
         };
@@ -334,25 +486,37 @@ export async function readNewLines(guard: PathGuard, userPath: string, cursorTex
       const live = path.basename(userPath);
       const notes: string[] = [];
       const lines: string[] = [];
-      const room = (): number => Math.max(1024, maxBytes - bytesOf(lines));
+      /** Room left in this answer; a copy is started with at least 1 KiB (a line longer than that comes in pieces). */
+      const used = (): number => bytesOf(lines);
+      const room = (): number => (lines.length === 0 ? Math.max(1024, maxBytes) : maxBytes - used() < 1024 ? 0 : maxBytes - used());
+      const pending = (progress: QueueProgress, base: CursorState): NewLinesResult => {
+        const { owe: _owe, nx: _nx, ...rest } = base;
+        const next: CursorState = { ...rest, ...(progress.owe ? { owe: progress.owe } : {}), ...(progress.rest.length > 0 ? { nx: progress.rest } : {}) };
+        if (!progress.owe) notes.push(`${countOf(progress.rest.length, 'rotated copy', 'rotated copies')} (${progress.rest.map((q) => q.n).join(', ')}) still to come: call again with the cursor; the new lines of ${live} follow them.`);
+        return { status: 'appended', lines, cursor: encode(next), more: true, notes };
+      };
 
-      // What an earlier answer still owed of a rotated copy comes first.
+      // What an earlier answer still owed of rotated copies comes first.
       if (cursor.owe) {
         const { owe } = cursor;
         const sibling = (await siblingsOf(opened)).find((s) => s.ino === owe.ino && s.dev === owe.dev);
         const tail = sibling ? await tailOf(guard, sibling, owe.off, room(), undefined, deadline) : undefined;
         if (sibling && tail) {
           lines.push(...tail.lines);
-          notes.push(`${plural(tail.lines.length, 'line')} came from ${sibling.name}, the rest of the rotated file.`);
+          notes.push(`${countOf(tail.lines.length, 'line')} came from ${sibling.name}, the rest of the rotated file.`);
           if (tail.more) {
-            const left = tail.size !== undefined ? `${tail.size - tail.end} bytes` : 'more';
+            const left = tail.size !== undefined ? countOf(tail.size - tail.end, 'byte') : 'more';
             notes.push(`${left} of ${sibling.name} still to come: call again with the cursor; the new lines of ${live} follow them.`);
             return { status: 'appended', lines, cursor: encode({ ...cursor, owe: { dev: owe.dev, ino: owe.ino, off: tail.end, ...(tail.size !== undefined ? { end: tail.size } : {}) } }), more: true, notes };
           }
         } else {
-          const missing = owe.end !== undefined ? `${owe.end - owe.off} bytes` : 'The rest';
+          const missing = owe.end !== undefined ? countOf(owe.end - owe.off, 'byte') : 'The rest';
           notes.push(`${missing} of the rotated file the last answer was reading could not be read: it was removed or compressed again since. Lines written to it may be missing.`);
         }
+      }
+      if (cursor.nx) {
+        const progress = await readQueued(guard, opened, cursor.nx, lines, notes, room, deadline);
+        if (progress.owe || progress.rest.length > 0) return pending(progress, cursor);
       }
 
       let status: NewLinesStatus = 'appended';
@@ -367,12 +531,14 @@ export async function readNewLines(guard: PathGuard, userPath: string, cursorTex
       // The lines written between the cursor and the rotation are in the rotated copy, if anywhere.
       // Without any sign in the live file, a copy made since the cursor with the same content still
       // reveals a copytruncate followed by identical writes.
-      const budget = room();
+      const budget = Math.max(1024, room());
       const found =
         change !== undefined || cursor.at !== undefined
           ? await findCopy(guard, opened, cursor, budget, deadline, change === 'rotated')
           : undefined;
-      const identical = found !== undefined && change === undefined;
+      // (At offset 0 a copy made since is always a copytruncate: nothing to repeat.)
+      const identical = found !== undefined && change === undefined && cursor.off > 0;
+      if (found && change === undefined && cursor.off === 0) change = 'regrown';
       if (identical) change = 'regrown';
       if (change !== undefined) {
         status = change === 'rotated' ? 'rotated' : 'truncated';
@@ -388,16 +554,33 @@ export async function readNewLines(guard: PathGuard, userPath: string, cursorTex
         notes.push(
           tail.lines.length === 0
             ? `${how} Nothing was written to it after the cursor; the lines come from the start of the new ${live}.`
-            : `${how} ${plural(tail.lines.length, 'line')} written before the rotation came from the end of ${sibling.name}, the rest from the start of the new ${live}.`,
+            : `${how} ${countOf(tail.lines.length, 'line')} written before the rotation came from the end of ${sibling.name}, the rest from the start of the new ${live}.`,
         );
+        if (found.unsure) {
+          notes.push(
+            `Every rotated copy there is now was made since the last call: if the log was rotated more often than it keeps copies, lines of the copies already removed may be missing.`,
+          );
+        }
         if (identical) {
           notes.push(`${live} has been written again since, starting with the same bytes as before: if it was only copied and not truncated, some lines are repeated.`);
         }
         if (tail.more) {
-          const left = tail.size !== undefined ? `${tail.size - tail.end} bytes` : 'More';
+          const left = tail.size !== undefined ? countOf(tail.size - tail.end, 'byte') : 'More';
           notes.push(`${left} of ${sibling.name} did not fit in this answer: call again with the cursor for them; the new lines of ${live} follow.`);
           const owe: Owed = { dev: sibling.dev, ino: sibling.ino, off: tail.end, ...(tail.size !== undefined ? { end: tail.size } : {}) };
-          return { status, lines, cursor: encode(await state(opened, 0, now, owe)), more: true, notes };
+          const queue = found.newer.slice(0, MAX_QUEUED).map(queuedOf);
+          if (found.newer.length > MAX_QUEUED) notes.push(unfollowed(found.newer.slice(MAX_QUEUED)));
+          return { status, lines, cursor: encode({ ...(await state(guard, opened, 0, now, owe)), ...(queue.length > 0 ? { nx: queue } : {}) }), more: true, notes };
+        }
+        if (found.newer.length > 0) {
+          const queue = found.newer.slice(0, MAX_QUEUED).map(queuedOf);
+          if (found.newer.length > MAX_QUEUED) notes.push(unfollowed(found.newer.slice(MAX_QUEUED)));
+          notes.push(`The log was rotated ${countOf(found.newer.length + 1, 'time')} since the last call: ${found.newer.map((s) => s.name).join(', ')} ${found.newer.length === 1 ? 'was' : 'were'} read whole after ${sibling.name}, oldest first.`);
+          const progress = await readQueued(guard, opened, queue, lines, notes, room, deadline);
+          if (progress.owe || progress.rest.length > 0) {
+            const result = pending(progress, await state(guard, opened, 0, now));
+            return { ...result, status };
+          }
         }
       } else if (change === 'rotated') {
         notes.push(
@@ -414,11 +597,27 @@ export async function readNewLines(guard: PathGuard, userPath: string, cursorTex
       } else if (change === 'rewritten') {
         notes.push(`${live} was rewritten in place since the last call (the same size, a newer modification time): reading it again from its start.`);
       }
+      if (!found && change !== undefined && change !== 'rewritten' && cursor.at !== undefined) {
+        // The file the cursor was in is gone (rotated out of the kept copies): every copy written
+        // since the cursor was rotated after it, so all its lines are new.
+        const written = await writtenSince(guard, await siblingsOf(opened), cursor);
+        if (written.length > 0) {
+          const queue = written.slice(0, MAX_QUEUED).map(queuedOf);
+          if (written.length > MAX_QUEUED) notes.push(unfollowed(written.slice(MAX_QUEUED)));
+          notes.push(`${written.map((s) => s.name).join(', ')} ${written.length === 1 ? 'was' : 'were'} written since the last call and ${written.length === 1 ? 'is' : 'are'} read whole, oldest first, before the new ${live}.`);
+          const progress = await readQueued(guard, opened, queue, lines, notes, room, deadline);
+          if (progress.owe || progress.rest.length > 0) return { ...pending(progress, await state(guard, opened, 0, now)), status };
+        }
+      }
+      if (room() === 0 && opened.size > from) {
+        notes.push(`The new lines of ${live} did not fit in this answer: call again with the cursor for them.`);
+        return { status, lines, cursor: encode(await state(guard, opened, from, now)), more: true, notes };
+      }
       const chunk = await readFrom(opened, from, room(), false);
       lines.push(...chunk.lines);
       if (status === 'appended' && lines.length === 0) status = 'unchanged';
       if (chunk.more) notes.push('More was appended than fitted in one answer: call again with the cursor for the rest.');
-      return { status, lines, cursor: encode(await state(opened, chunk.end, now)), more: chunk.more, notes };
+      return { status, lines, cursor: encode(await state(guard, opened, chunk.end, now)), more: chunk.more, notes };
     });
   } catch (error) {
     // Between a rotation's rename and the new file's creation the path does not exist: keep the cursor.

@@ -1,3 +1,4 @@
+import type { FieldFilter } from './fields.js';
 import type { FormatSpec } from './formats/parsers.js';
 import type { Level } from './levels.js';
 
@@ -19,6 +20,10 @@ export interface SearchQuery {
   until?: number;
   contextLines: number;
   maxResults: number;
+  /** Filters on the entry's fields (JSON lines, logfmt). */
+  fields?: FieldFilter[];
+  /** A field whose value each match carries, for counting matches per value. */
+  groupBy?: string;
 }
 
 export interface SearchMatch {
@@ -32,6 +37,8 @@ export interface SearchMatch {
   entry?: string;
   before?: string[];
   after?: string[];
+  /** The value of the group_by field in the match's entry. */
+  group?: string;
 }
 
 export type LevelKey = Level | 'unknown';
@@ -44,6 +51,10 @@ export interface StatsQuery {
   topErrors: number;
   /** Entries at this level or above count as errors for the top messages. */
   errorLevel: Level;
+  /** Only entries whose fields pass these filters are counted. */
+  fields?: FieldFilter[];
+  /** Count entries per value of this field too. */
+  groupBy?: string;
 }
 
 export interface TopMessage {
@@ -72,6 +83,11 @@ export interface StatsResult {
   topErrors: TopMessage[];
   /** Distinct error patterns seen (approximate past the tracking cap). */
   distinctErrors: number;
+  /** Entries per value of the group_by field (the largest first), with errors among them. */
+  groups?: { value: string; count: number; errors: number }[];
+  /** Distinct values tracked; `groupsOther`: entries whose value came after the tracking cap was reached. */
+  distinctGroups?: number;
+  groupsOther?: number;
 }
 
 export type ScanJob =
@@ -108,7 +124,7 @@ export interface FilePart {
 
 export type ToWorker = { type: 'start'; job: ScanJob } | ScanFileMessage | { type: 'end' };
 
-/** `note`: read only in part (a truncated .gz file counted up to where it ends). */
+/** `note`: read only in part (a truncated .gz file counted up to where it ends); the reader adds the count of lines. */
 export type FileOutcome = { status: 'scanned'; lines: number; bytes: number; note?: string } | { status: 'unreadable'; reason: string };
 
 export type FromWorker =

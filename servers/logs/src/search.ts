@@ -1,5 +1,6 @@
 import { ByteFinder, requiredLiteral } from '@suite/shared/search';
 import { NEWLINE, countNewlines, decodeChunk, splitLines, type RawSource } from './chunks.js';
+import { fieldsMatch, groupOf, requiredTexts } from './fields.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast } from './levels.js';
 import type { SearchMatch, SearchQuery } from './scan-protocol.js';
@@ -148,7 +149,12 @@ interface Pending {
 
 export async function searchSource(source: RawSource, display: string, spec: FormatSpec, query: SearchQuery, compiled: CompiledQuery, hooks: SearchHooks, part?: PartStart): Promise<SearchOutcome> {
   const parser = parserFor(spec);
-  const filters = query.minLevel !== undefined || query.since !== undefined || query.until !== undefined;
+  const fieldFilters = query.fields && query.fields.length > 0 ? query.fields : undefined;
+  const filters = query.minLevel !== undefined || query.since !== undefined || query.until !== undefined || fieldFilters !== undefined;
+  // Text a chunk must hold for any entry in it to pass the field filters: most chunks are skipped in their raw bytes.
+  // (Only without a pattern: then every match is an entry's first line, which holds its fields.)
+  const fieldTexts = query.pattern === undefined ? requiredTexts(fieldFilters, spec.format !== 'cri') : [];
+  const fieldFinders = fieldTexts.flatMap((t) => ByteFinder.for(t, false) ?? []);
   const headsOnly = query.pattern === undefined;
   const context = query.contextLines;
   let lineNo = 1;
@@ -189,7 +195,7 @@ export async function searchSource(source: RawSource, display: string, spec: For
     }
     let text: string | undefined;
     const decode = (): string => (text ??= decodeChunk(chunk.bytes));
-    if (!compiled.chunkMayMatch(chunk.bytes, decode)) {
+    if (!fieldFinders.every((f) => f.occursIn(chunk.bytes)) || !compiled.chunkMayMatch(chunk.bytes, decode)) {
       lineNo += countNewlines(chunk.bytes);
       if (context > 0) prevTail = lastLines(chunk.bytes, context);
       prevHead = lastHead(chunk.bytes, parser) ?? prevHead;
@@ -214,8 +220,9 @@ export async function searchSource(source: RawSource, display: string, spec: For
         stopped = 'time-budget';
         break;
       }
-      // Lines after a match that do not match themselves are its after-context.
-      if (!compiled.lineMatches(line)) {
+      // Lines after a match that do not match themselves are its after-context. A line without
+      // the filtered keys and values is no match either, and is never parsed.
+      if ((fieldTexts.length > 0 && !fieldTexts.every((t) => line.includes(t))) || !compiled.lineMatches(line)) {
         if (pending.length > 0) ready.push(...flushPending([line]));
         continue;
       }
@@ -254,6 +261,10 @@ export async function searchSource(source: RawSource, display: string, spec: For
             continue;
           }
         }
+        if (fieldFilters && !fieldsMatch(head?.record, fieldFilters)) {
+          if (pending.length > 0) ready.push(...flushPending([line]));
+          continue;
+        }
       }
       if (pending.length > 0) ready.push(...flushPending([line]));
       if (found >= hooks.limit) {
@@ -266,6 +277,7 @@ export async function searchSource(source: RawSource, display: string, spec: For
       if (head?.time !== undefined) match.time = new Date(head.time).toISOString();
       if (head?.level !== undefined) match.level = head.level;
       if (!isHead && headLine !== undefined) match.entry = clipAround(headLine, 0);
+      if (query.groupBy !== undefined) match.group = groupOf(head?.record, query.groupBy);
       if (context > 0) {
         const before = lines.slice(Math.max(0, i - context), i);
         const fromPrevious = context - before.length > 0 ? prevTail.slice(-(context - before.length)) : [];

@@ -1,4 +1,5 @@
 import { decodeChunk, splitLines, type RawSource } from './chunks.js';
+import { fieldsMatch, groupOf } from './fields.js';
 import { parserFor, type FormatSpec } from './formats/parsers.js';
 import { LEVELS, LEVEL_RANK, type Level } from './levels.js';
 import { normalizeMessage } from './normalize.js';
@@ -15,6 +16,10 @@ import type { LevelKey, StatsQuery, StatsResult, TopMessage } from './scan-proto
 const MINUTE = 60_000;
 const MAX_TIMELINE_KEYS = 20_000;
 const MAX_PATTERNS = 5000;
+/** Distinct group_by values tracked; entries of later values count under `groupsOther`. */
+const MAX_GROUPS = 2000;
+/** Groups in a result, the largest first. */
+const SHOWN_GROUPS = 50;
 const TARGET_BUCKETS = 60;
 const BUCKETS = [MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, 3_600_000, 3 * 3_600_000, 6 * 3_600_000, 12 * 3_600_000, 86_400_000, 7 * 86_400_000];
 const KEYS: readonly LevelKey[] = [...LEVELS, 'unknown'];
@@ -49,6 +54,8 @@ export class StatsAccumulator {
   private prunedPatterns = 0;
   private implausibleTimes = 0;
   private readonly latest = Date.now() + FUTURE_SLACK_MS;
+  private readonly groups = new Map<string, { count: number; errors: number }>();
+  private groupsOther = 0;
 
   constructor(private readonly query: StatsQuery) {}
 
@@ -72,6 +79,8 @@ export class StatsAccumulator {
         if (n > 0) this.count(key * this.base, levelIndex, n);
       });
     }
+    for (const [value, g] of other.groups) this.group(value, g.count, g.errors);
+    this.groupsOther += other.groupsOther;
     this.prunedPatterns += other.prunedPatterns;
     for (const [key, p] of other.patterns) {
       let entry = this.patterns.get(key);
@@ -90,7 +99,8 @@ export class StatsAccumulator {
   /** Reads one source to its end or to the deadline; returns lines and bytes read and whether it stopped early. */
   async add(source: RawSource, spec: FormatSpec, deadline: number, chunkDone: () => void, counted = { lines: 0, bytes: 0 }): Promise<{ lines: number; bytes: number; timedOut: boolean }> {
     const parser = parserFor(spec);
-    const { since, until } = this.query;
+    const { since, until, groupBy } = this.query;
+    const fields = this.query.fields && this.query.fields.length > 0 ? this.query.fields : undefined;
     const errorRank = LEVEL_RANK[this.query.errorLevel];
     let lines = 0;
     let bytes = 0;
@@ -112,7 +122,9 @@ export class StatsAccumulator {
           t = undefined;
         }
         if ((since !== undefined || until !== undefined) && (t === undefined || (since !== undefined && t < since) || (until !== undefined && t > until))) continue;
+        if (fields && !fieldsMatch(head.record, fields)) continue;
         this.entries++;
+        if (groupBy !== undefined) this.group(groupOf(head.record, groupBy), 1, head.level !== undefined && LEVEL_RANK[head.level] >= errorRank ? 1 : 0);
         const levelIndex = head.level === undefined ? UNKNOWN : LEVEL_RANK[head.level];
         this.levels[levelIndex] = (this.levels[levelIndex] as number) + 1;
         if (t === undefined) this.withoutTime++;
@@ -127,6 +139,15 @@ export class StatsAccumulator {
       if (Date.now() > deadline) return { lines, bytes, timedOut: true };
     }
     return { lines, bytes, timedOut: false };
+  }
+
+  private group(value: string, count: number, errors: number): void {
+    const g = this.groups.get(value);
+    if (g) {
+      g.count += count;
+      g.errors += errors;
+    } else if (this.groups.size < MAX_GROUPS) this.groups.set(value, { count, errors });
+    else this.groupsOther += count;
   }
 
   private count(t: number, levelIndex: number, n = 1): void {
@@ -210,6 +231,16 @@ export class StatsAccumulator {
       timeline,
       topErrors,
       distinctErrors: this.patterns.size + this.prunedPatterns,
+      ...(this.query.groupBy !== undefined
+        ? {
+            groups: [...this.groups.entries()]
+              .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+              .slice(0, SHOWN_GROUPS)
+              .map(([value, g]) => ({ value, count: g.count, errors: g.errors })),
+            distinctGroups: this.groups.size,
+            groupsOther: this.groupsOther,
+          }
+        : {}),
     };
   }
 

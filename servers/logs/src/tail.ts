@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { throwIfCancelled } from '@suite/shared';
 import type { OpenedLog } from './access.js';
 import { MAX_LINE_BYTES, NEWLINE, countNewlines, gzipSource, splitLines, utf8Boundary } from './chunks.js';
+import { fieldsMatch, type FieldFilter } from './fields.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast, type Level } from './levels.js';
 
@@ -78,10 +79,12 @@ export interface EntryFilter {
   since?: number;
   /** Case-insensitive text that one of the entry's lines contains. */
   grep?: string;
+  /** Filters on the entry's fields (JSON lines, logfmt). */
+  fields?: FieldFilter[];
 }
 
 export function hasFilter(filter: EntryFilter): boolean {
-  return filter.minLevel !== undefined || filter.since !== undefined || (filter.grep !== undefined && filter.grep.length > 0);
+  return filter.minLevel !== undefined || filter.since !== undefined || (filter.grep !== undefined && filter.grep.length > 0) || (filter.fields !== undefined && filter.fields.length > 0);
 }
 
 export interface TailOptions {
@@ -169,6 +172,7 @@ class BackwardEntries {
 export function entryMatches(lines: readonly string[], head: ReturnType<LineParser['head']>, filter: EntryFilter): boolean {
   if (filter.minLevel !== undefined && !atLeast(head?.level, filter.minLevel)) return false;
   if (filter.since !== undefined && (head?.time === undefined || head.time < filter.since)) return false;
+  if (filter.fields && filter.fields.length > 0 && !fieldsMatch(head?.record, filter.fields)) return false;
   if (filter.grep) {
     const needle = filter.grep.toLowerCase();
     if (!lines.some((l) => l.toLowerCase().includes(needle))) return false;

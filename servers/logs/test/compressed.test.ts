@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,5 +122,46 @@ describe('truncated and corrupt .gz logs (in-process)', () => {
     expect(out.structured).toMatchObject({ entries: 3, withoutTime: 2, implausibleTimes: 2, first: '2026-11-21T05:00:00.000Z', last: '2026-11-21T05:00:00.000Z' });
     expect(out.text).toMatch(/2 of them have a timestamp that cannot be right/);
     expect(out.text).not.toMatch(/5026|1003/);
+  });
+});
+
+describe('.gz logs that hold another compression format (in-process)', () => {
+  let fx: Fixture;
+  let session: TestSession;
+  const text = Buffer.from(lines(...SMALL.slice(0, 50)));
+  // Real data from the real tools: what an operator finds after a compresscmd changed and the extension did not.
+  const FORMATS = [
+    ['zstd', ['zstd', '-q', '-c']],
+    ['xz', ['xz', '-c']],
+    ['bzip2', ['bzip2', '-c']],
+  ] as const;
+  beforeAll(async () => {
+    fx = await fixture();
+    for (const [format, [cmd, ...args]] of FORMATS) await fx.write(`${format}.log.1.gz`, execFileSync(cmd, args, { input: text }));
+    session = await fx.connect();
+  });
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  it('names the real format, in every tool and the resource, instead of calling it corrupt', async () => {
+    for (const [format] of FORMATS) {
+      const file = fx.file(`${format}.log.1.gz`);
+      const expected = new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not gzip data: it holds ${format} data under a \\.gz name, which this server does not decompress\\. Decompress it with ${format} tools`);
+      const tail = await session.callTool('tail_log', { path: file });
+      expect(tail).toMatchObject({ isError: true, text: expect.stringMatching(expected) });
+      expect(tail.text).not.toMatch(/corrupt|before the damage/);
+      const range = await session.callTool('read_log_range', { path: file, startLine: 1 });
+      expect(range).toMatchObject({ isError: true, text: expect.stringMatching(expected) });
+      expect(await protocolError(session.readResource(uriOf(file)))).toMatchObject({ code: -32602, message: expect.stringMatching(expected) });
+    }
+    const stats = await session.callTool('log_stats', { paths: FORMATS.map(([format]) => fx.file(`${format}.log.1.gz`)) });
+    const files = (stats.structured as { files: { file: string; skipped?: string }[] }).files;
+    for (const [format] of FORMATS) expect(files.find((f) => f.file.endsWith(`${format}.log.1.gz`))).toMatchObject({ skipped: `not gzip data (${format} data under a .gz name): not counted` });
+    const search = await session.callTool('search_logs', { pattern: 'request', paths: FORMATS.map(([format]) => fx.file(`${format}.log.1.gz`)) });
+    expect(search.isError, search.text).toBe(false);
+    const skipped = (search.structured as { skipped: { file: string; reason: string }[] }).skipped;
+    for (const [format] of FORMATS) expect(skipped.find((f) => f.file.endsWith(`${format}.log.1.gz`))?.reason).toBe(`not gzip data (${format} data under a .gz name): not searched`);
+    expect(search.text).not.toMatch(/before the damage/);
   });
 });

@@ -144,7 +144,7 @@ describe.each(TRANSPORTS)('search_logs (%s)', (transport) => {
     expect(invalid.text).toMatch(/^Invalid regular expression "error\[": .*Pass literal: true/);
     const nothing = await session.callTool('search_logs', {});
     expect(nothing.isError).toBe(true);
-    expect(nothing.text).toMatch(/Give a pattern, a level, or a time range/);
+    expect(nothing.text).toMatch(/Give a pattern, a level, fields, or a time range/);
     const badTime = await session.callTool('search_logs', { pattern: 'x', since: 'yesterday' });
     expect(badTime.text).toMatch(/^since: "yesterday" is not a time\. Use a duration back from now \(15m, 2h, 7d\)/);
   });

@@ -28,9 +28,9 @@ describe('the log viewer app against the ext-apps AppBridge and the real server'
     host = fx = undefined;
   });
 
-  async function open(era: 'legacy' | 'modern'): Promise<{ viewer: LogViewerController; host: AppHost }> {
+  async function open(era: 'legacy' | 'modern', name = 'app.log', content = LOG): Promise<{ viewer: LogViewerController; host: AppHost }> {
     fx = await fixture();
-    await fx.write('app.log', LOG);
+    await fx.write(name, content);
     host = await startAppServer(() => buildServer(fx!.config), era);
     const { bridge, port } = await bridgeToApp(host.client);
     const app = new HostConnection(port);
@@ -40,7 +40,7 @@ describe('the log viewer app against the ext-apps AppBridge and the real server'
     await initialized;
     expect(context.theme).toBe('dark');
     // What a host does after the model called tail_log: the arguments, then the result.
-    const args = { path: 'app.log', lines: 100 };
+    const args = { path: name, lines: 100 };
     const result = await host.client.callTool({ name: 'tail_log', arguments: args });
     await bridge.sendToolInput({ arguments: args });
     await bridge.sendToolResult(result as never);
@@ -128,5 +128,20 @@ describe('the log viewer app against the ext-apps AppBridge and the real server'
     const { contents } = await host.client.readResource({ uri: 'ui://logs/viewer.html' });
     expect(contents[0]).toMatchObject({ mimeType: 'text/html;profile=mcp-app', _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] } } } });
     expect((contents[0] as { text: string }).text).toMatch(/^<!doctype html>.*Content-Security-Policy/s);
+  });
+  it('shows the fields of JSON lines as columns, and the format', async () => {
+    const json = [
+      JSON.stringify({ level: 'info', time: '2026-11-20T10:00:00Z', msg: 'served', service: 'api', status: 200 }),
+      JSON.stringify({ level: 'error', time: '2026-11-20T10:00:01Z', msg: 'failed', service: 'billing', status: 503, region: 'eu' }),
+    ].join('\n') + '\n';
+    const { viewer } = await open('modern', 'app.jsonl', json);
+    expect(viewer.state.error).toBeUndefined();
+    expect(viewer.state.format).toBe('json');
+    // The level, time and message are the line itself; the other fields are columns, in the order they appear.
+    expect(viewer.state.columns).toEqual(['service', 'status', 'region']);
+    expect(viewer.state.lines.map((l) => [l.level, l.fields])).toEqual([
+      ['info', { service: 'api', status: '200' }],
+      ['error', { service: 'billing', status: '503', region: 'eu' }],
+    ]);
   });
 });

@@ -10,6 +10,7 @@ import { parseClfAt, parseIsoAt, parseSyslogDateAt } from '../timestamps.js';
 
 export const LOG_FORMATS = [
   'json',
+  'cri',
   'syslog-rfc5424',
   'apache-combined',
   'apache-common',
@@ -23,6 +24,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export const FORMAT_DESCRIPTIONS: Readonly<Record<LogFormat, string>> = {
   json: 'JSON lines',
+  cri: 'Kubernetes container log (CRI)',
   'syslog-rfc5424': 'syslog (RFC 5424)',
   'apache-combined': 'Apache/nginx combined access log',
   'apache-common': 'Apache/nginx common access log',
@@ -39,6 +41,8 @@ export interface EntryHead {
   level: Level | undefined;
   /** The message without its timestamp and level: what similar entries have in common. */
   message: string;
+  /** The entry's fields, for formats that have them (JSON lines, logfmt): what `fields` filters and `group_by` read. */
+  record?: Record<string, unknown>;
 }
 
 /** Field names tried, in order, for JSON lines; the first present wins. */
@@ -49,9 +53,9 @@ export interface JsonFields {
 }
 
 export const DEFAULT_JSON_FIELDS: JsonFields = {
-  time: ['timestamp', 'time', '@timestamp', 'ts', 't', 'datetime', 'date', 'eventTime', 'asctime'],
-  level: ['level', 'severity', 'lvl', 'levelname', 'log.level', 'loglevel', '@level', 'severity_text'],
-  message: ['message', 'msg', '@message', 'text', 'event', 'log', 'body'],
+  time: ['timestamp', 'time', '@timestamp', 'ts', 't', 'datetime', 'date', 'eventTime', 'asctime', 'timeUnixNano', 'time_unix_nano', 'Timestamp', 'observedTimeUnixNano'],
+  level: ['level', 'severity', 'lvl', 'levelname', 'log.level', 'loglevel', '@level', 'severity_text', 'severityText', 'SeverityText'],
+  message: ['message', 'msg', '@message', 'text', 'event', 'log', 'body.stringValue', 'body', 'Body'],
 };
 
 /** How a file is read: its format plus what the operator configured. Plain data: it crosses to the worker. */
@@ -271,6 +275,7 @@ const logfmt: LineParser = {
     let message: string | undefined;
     let i = 0;
     let pairs = 0;
+    const record: Record<string, unknown> = {};
     while (i < line.length && pairs < 64) {
       while (i < line.length && isSpace(line.charCodeAt(i))) i++;
       const eq = line.indexOf('=', i);
@@ -279,25 +284,37 @@ const logfmt: LineParser = {
       if (key.length === 0 || /\s/.test(key)) break;
       const { value, end } = logfmtValue(line, eq + 1);
       pairs++;
+      if (!(key in record)) record[key] = value;
       if (time === undefined && LOGFMT_TIME.has(key)) time = parseIsoAt(value, 0)?.time;
       else if (level === undefined && LOGFMT_LEVEL.has(key)) level = levelFromWord(value);
       else if (message === undefined && LOGFMT_MESSAGE.has(key)) message = value;
       i = end;
     }
     if (pairs < 2 || (time === undefined && level === undefined)) return undefined;
-    return { time, level, message: clip(message ?? line) };
+    return { time, level, message: clip(message ?? line), record };
   },
 };
 
-function fieldOf(record: Record<string, unknown>, name: string): unknown {
-  if (name in record) return record[name];
-  if (!name.includes('.')) return undefined;
-  let current: unknown = record;
-  for (const part of name.split('.')) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[part];
+/**
+ * A field by name: a key as written (`log.level` in ECS), else a dotted path into nested objects
+ * (`http.status`), where each step may itself be a dotted key (`attributes.service.name` with
+ * `"attributes": {"service.name": …}`). The splits tried are bounded: a hostile record and name
+ * cannot make it work exponentially.
+ */
+export function fieldOf(record: Record<string, unknown>, name: string): unknown {
+  const budget = { steps: 256 };
+  return lookup(record, name, budget);
+}
+
+function lookup(record: Record<string, unknown>, name: string, budget: { steps: number }): unknown {
+  if (Object.hasOwn(record, name)) return record[name];
+  for (let dot = name.indexOf('.'); dot !== -1 && budget.steps-- > 0; dot = name.indexOf('.', dot + 1)) {
+    const inner = record[name.slice(0, dot)];
+    if (inner === null || typeof inner !== 'object' || Array.isArray(inner) || !Object.hasOwn(record, name.slice(0, dot))) continue;
+    const found = lookup(inner as Record<string, unknown>, name.slice(dot + 1), budget);
+    if (found !== undefined) return found;
   }
-  return current;
+  return undefined;
 }
 
 function first(record: Record<string, unknown>, names: readonly string[]): unknown {
@@ -327,26 +344,75 @@ export function timeFromValue(value: unknown): number | undefined {
   return Number.isNaN(parsed) ? undefined : parsed;
 }
 
+/** A JSON object's level, time and message by the configured field names, with the object as the entry's fields. */
+function fromRecord(r: Record<string, unknown>, fields: JsonFields, line: string): EntryHead {
+  const rawLevel = first(r, fields.level);
+  const level = typeof rawLevel === 'number' ? levelFromNumber(rawLevel) : typeof rawLevel === 'string' ? levelFromWord(rawLevel) : undefined;
+  const rawMessage = first(r, fields.message);
+  const message = typeof rawMessage === 'string' ? rawMessage : rawMessage === undefined ? line : JSON.stringify(rawMessage);
+  return { time: timeFromValue(first(r, fields.time)), level, message: clip(message), record: r };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  let i = 0;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 123) return undefined;
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return record !== null && typeof record === 'object' && !Array.isArray(record) ? (record as Record<string, unknown>) : undefined;
+}
+
+/**
+ * What a container wrote (the text of a Docker json-file or CRI line), with the runtime's stream
+ * and time: the application's own JSON fields when it wrote JSON (the runtime's time when it has
+ * none), else the level found in the text. `stream` (stdout or stderr) is a field either way.
+ */
+function containerEntry(text: string, stream: string, runtimeTime: number | undefined, fields: JsonFields, extra: Record<string, unknown>): EntryHead {
+  const body = text.endsWith('\n') ? text.slice(0, text.endsWith('\r\n') ? -2 : -1) : text;
+  const inner = parseObject(body);
+  if (inner) {
+    const head = fromRecord(inner, fields, body);
+    return { ...head, time: head.time ?? runtimeTime, record: { ...inner, stream, ...extra } };
+  }
+  return { time: runtimeTime, level: findLevel(body)?.level, message: clip(body), record: { stream, ...extra } };
+}
+
 function jsonParser(fields: JsonFields): LineParser {
   return {
     format: 'json',
     head(line) {
-      let i = 0;
-      while (i < line.length && isSpace(line.charCodeAt(i))) i++;
-      if (line.charCodeAt(i) !== 123) return undefined;
-      let record: unknown;
-      try {
-        record = JSON.parse(line);
-      } catch {
-        return undefined;
+      const r = parseObject(line);
+      if (!r) return undefined;
+      // Docker's json-file driver: {"log": "<what the container wrote>\n", "stream": "stderr", "time": "…"}.
+      if (typeof r.log === 'string' && (r.stream === 'stdout' || r.stream === 'stderr') && typeof r.time === 'string' && Object.keys(r).length <= 4) {
+        return containerEntry(r.log, r.stream, timeFromValue(r.time), fields, typeof r.attrs === 'object' && r.attrs !== null ? { attrs: r.attrs } : {});
       }
-      if (record === null || typeof record !== 'object' || Array.isArray(record)) return undefined;
-      const r = record as Record<string, unknown>;
-      const rawLevel = first(r, fields.level);
-      const level = typeof rawLevel === 'number' ? levelFromNumber(rawLevel) : typeof rawLevel === 'string' ? levelFromWord(rawLevel) : undefined;
-      const rawMessage = first(r, fields.message);
-      const message = typeof rawMessage === 'string' ? rawMessage : rawMessage === undefined ? line : JSON.stringify(rawMessage);
-      return { time: timeFromValue(first(r, fields.time)), level, message: clip(message) };
+      return fromRecord(r, fields, line);
+    },
+  };
+}
+
+/**
+ * Kubernetes container logs (CRI): `<RFC 3339 time> <stdout|stderr> <P|F> <text>`. A line the
+ * runtime split (P, partial) is an entry of its own here, its tag a field (`tag: "P"`).
+ */
+function criParser(fields: JsonFields): LineParser {
+  return {
+    format: 'cri',
+    head(line) {
+      const parsed = parseIsoAt(line, 0);
+      if (!parsed || line.charCodeAt(parsed.end) !== 32) return undefined;
+      let i = parsed.end + 1;
+      const stream = line.startsWith('stdout ', i) ? 'stdout' : line.startsWith('stderr ', i) ? 'stderr' : undefined;
+      if (!stream) return undefined;
+      i += 7;
+      const tag = line[i];
+      if ((tag !== 'F' && tag !== 'P') || (line.length > i + 1 && line.charCodeAt(i + 1) !== 32)) return undefined;
+      return containerEntry(line.slice(i + 2), stream, parsed.time, fields, { tag });
     },
   };
 }
@@ -355,6 +421,8 @@ function baseParser(spec: FormatSpec): LineParser {
   switch (spec.format) {
     case 'json':
       return jsonParser(spec.json);
+    case 'cri':
+      return criParser(spec.json);
     case 'syslog-rfc5424':
       return rfc5424;
     case 'syslog-rfc3164':

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { escapeTerminalControls, escapeTerminalControlsInLine, type PromptDefinition, type RequestContext } from '@suite/shared';
+import { escapeTerminalControls, escapeTerminalControlsInLine, type PromptDefinition, type RequestContext, countOf } from '@suite/shared';
 import { logGuard, withLog } from '../access.js';
 import type { LogsConfig } from '../config.js';
 import { completeLogPath, knownLogs } from '../known-logs.js';
@@ -77,7 +77,7 @@ export function debugError(config: LogsConfig): PromptDefinition<typeof args> {
       const uris = withMatches.map(([display]) => fileUri(pathOf.get(display) ?? display, { grep: error }));
       const found =
         withMatches.length > 0
-          ? `It occurs in ${withMatches.map(([display, n]) => `${path.basename(display)} (${n}${n >= 500 ? '+' : ''} line${n === 1 ? '' : 's'})`).join(', ')}; the entries that contain it are embedded below, newest last.`
+          ? `It occurs in ${withMatches.map(([display, n]) => `${path.basename(display)} (${n >= 500 ? `${n}+ lines` : countOf(n, 'line')})`).join(', ')}; the entries that contain it are embedded below, newest last.`
           : 'It does not occur in the logs (rotated copies included); the last hour of all logs is embedded below instead.';
       const instruction =
         `Help me debug this error: ${JSON.stringify(error)}. ${found} ` +

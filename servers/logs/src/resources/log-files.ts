@@ -11,6 +11,7 @@ import {
   type ResourceListing,
   type ResourceTemplateDefinition,
   type TemplateVariables,
+  countOf,
 } from '@suite/shared';
 import { logGuard, logRoots, withLog } from '../access.js';
 import { formatBytes, pointInTime } from '../arguments.js';
@@ -55,7 +56,7 @@ export async function readLogView(uri: string, variables: TemplateVariables, ctx
     const notes: string[] = [];
     if (!result.reachedEnd) {
       notes.push(
-        `[the end of this log was not reached: it is compressed, so it can only be read from its start, and ${config.limits.tailBudgetMs / 1000} s decompressed ${result.linesRead ?? 0} lines of it ` +
+        `[the end of this log was not reached: it is compressed, so it can only be read from its start, and ${config.limits.tailBudgetMs / 1000} s decompressed ${countOf(result.linesRead ?? 0, 'line')} of it ` +
           `(${formatBytes(result.scannedBytes)} of ${formatBytes(log.size)} compressed) without reaching the end. No lines are shown, since they would not be the last ones; the search_logs tool reads all of it]`,
       );
       return { uri, mimeType: 'text/plain', text: escapeTerminalControls(notes.join('\n')) };

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ToolError, escapeTerminalControls, type ChangeSource, type RequestContext, type ResourceContents, type ResourceDefinition, type ResourceTemplateDefinition } from '@suite/shared';
+import { ToolError, escapeTerminalControls, type ChangeSource, type RequestContext, type ResourceContents, type ResourceDefinition, type ResourceTemplateDefinition, countOf } from '@suite/shared';
 import { logGuard, logRoots, withLog } from '../access.js';
 import { formatBytes } from '../arguments.js';
 import { RECENT_TEMPLATE, RECENT_URI, type LogsConfig } from '../config.js';
@@ -77,7 +77,7 @@ async function readRecent(uri: string, timeframe: string, ctx: RequestContext, c
     picked.push(lines);
   }
   picked.reverse();
-  const header = [`[entries of the last ${formatDuration(windowMs)} from ${files.length} log${files.length === 1 ? '' : 's'}${picked.length < entries.length ? `; the newest ${picked.length} of ${entries.length}, at most ${formatBytes(config.limits.resourceTailBytes)}` : ''}]`];
+  const header = [`[entries of the last ${formatDuration(windowMs)} from ${countOf(files.length, 'log')}${picked.length < entries.length ? `; the newest ${picked.length} of ${entries.length}, at most ${formatBytes(config.limits.resourceTailBytes)}` : ''}]`];
   if (withoutTimes > 0) header.push(`[${withoutTimes} recently written log${withoutTimes === 1 ? ' has' : 's have'} no timestamps and cannot be placed in time; read them as logs://file/ resources]`);
   if (picked.length === 0) header.push('[no entries in that timeframe]');
   return { uri, mimeType: 'text/plain', text: escapeTerminalControls([...header, ...picked.flat()].join('\n')) };

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import type { ToolDefinition } from '@suite/shared';
+import { countOf, type ToolDefinition } from '@suite/shared';
 import { logGuard } from '../access.js';
-import { budgetArg, formatBytes, sinceArg, timeWindow, untilArg } from '../arguments.js';
+import { budgetArg, fieldsArg, formatBytes, groupByArg, sinceArg, timeWindow, untilArg } from '../arguments.js';
+import { parseFieldFilters } from '../fields.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
 import { LEVELS } from '../levels.js';
 import { runScan } from '../scan-runner.js';
@@ -20,6 +21,8 @@ const input = z.object({
   bucket: z.enum(Object.keys(BUCKETS) as [keyof typeof BUCKETS, ...(keyof typeof BUCKETS)[]]).optional().describe('Width of the timeline buckets (UTC-aligned). Default: one that gives at most 60 buckets.'),
   topErrors: z.number().int().min(1).max(100).optional().default(10).describe('How many of the most frequent error messages to return.'),
   errorLevel: z.enum(['warning', 'error', 'critical']).optional().default('error').describe('Entries at this level or above count for the top messages.'),
+  fields: fieldsArg.optional(),
+  group_by: groupByArg.optional(),
   timeBudgetSeconds: budgetArg(DEFAULT_LIMITS.statsBudgetMs, DEFAULT_LIMITS.maxBudgetMs),
 });
 
@@ -46,6 +49,12 @@ const output = z.object({
     }),
   ),
   distinctErrors: z.number(),
+  groups: z
+    .array(z.object({ value: z.string(), count: z.number(), errors: z.number().describe('Of them, entries at errorLevel or above.') }))
+    .optional()
+    .describe('With group_by: entries per value, the 50 largest first.'),
+  distinctGroups: z.number().optional().describe('With group_by: distinct values seen (tracked up to 2,000).'),
+  groupsOther: z.number().optional().describe('With group_by: entries whose value came after 2,000 distinct values were tracked.'),
   files: z.array(z.object({ file: z.string(), lines: z.number().optional(), note: z.string().optional().describe('Read only in part, and why.'), skipped: z.string().optional() })),
   complete: z.boolean().describe('False when the time budget ran out before every file was read.'),
   bytesScanned: z.number(),
@@ -62,6 +71,7 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
       'Statistics over whole logs (rotated and .gz copies included): entries per level, a timeline of levels per time bucket, and the ' +
       'most frequent error messages with their counts, numbers, ids and addresses normalised so similar messages group together ' +
       '("timeout after <n> ms for user <n>"). Multi-line entries count once. Good for "what went wrong and since when". ' +
+      'fields filters structured entries (JSON lines, logfmt: {"service": "api", "status": ">=500"}); group_by counts entries per value of a field. ' +
       `Reports progress, can be cancelled, and stops at its time budget (default ${statsBudgetMs / 1000} s).`,
     input,
     output,
@@ -78,13 +88,15 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
         ...(args.bucket ? { bucketMs: BUCKETS[args.bucket] } : {}),
         topErrors: args.topErrors,
         errorLevel: args.errorLevel,
+        ...(args.fields ? { fields: parseFieldFilters(args.fields) } : {}),
+        ...(args.group_by !== undefined ? { groupBy: args.group_by } : {}),
       };
       const report = await runScan({ kind: 'stats', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, () => 'counting');
       const stats: StatsResult = report.stats ?? { entries: 0, continuationLines: 0, levels: {}, withoutTime: 0, implausibleTimes: 0, bucketMs: 60_000, timeline: [], topErrors: [], distinctErrors: 0 };
       const fileRows = [
         ...report.files.map((f) =>
           f.outcome.status === 'scanned'
-            ? { file: f.display, lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: f.outcome.note } : {}) }
+            ? { file: f.display, lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: `${f.outcome.note} (${countOf(f.outcome.lines, 'line')})` } : {}) }
             : { file: f.display, skipped: f.outcome.reason },
         ),
         ...skipped.map((s) => ({ file: s.display, skipped: s.reason })),
@@ -109,23 +121,24 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
           ...(t.last !== undefined ? { last: iso(t.last) } : {}),
         })),
         distinctErrors: stats.distinctErrors,
+        ...(stats.groups ? { groups: stats.groups, distinctGroups: stats.distinctGroups ?? stats.groups.length, groupsOther: stats.groupsOther ?? 0 } : args.group_by !== undefined ? { groups: [], distinctGroups: 0, groupsOther: 0 } : {}),
         files: fileRows,
         complete,
         bytesScanned: report.bytesScanned,
         durationMs: Math.round(performance.now() - started),
       };
-      return { text: formatStats(structured, budgetMs), structured };
+      return { text: formatStats(structured, budgetMs, args.group_by), structured };
     },
   };
 }
 
-function formatStats(s: z.output<typeof output>, budgetMs: number): string {
+function formatStats(s: z.output<typeof output>, budgetMs: number, groupBy: string | undefined): string {
   const lines: string[] = [];
   const scanned = s.files.filter((f) => f.lines !== undefined).length;
-  lines.push(`${s.entries} entries in ${scanned} file${scanned === 1 ? '' : 's'} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${s.first ? `, ${s.first} to ${s.last}` : ''}.`);
+  lines.push(`${countOf(s.entries, 'entry', 'entries')} in ${countOf(scanned, 'file')} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${s.first ? `, ${s.first} to ${s.last}` : ''}.`);
   const levels = Object.entries(s.levels).map(([level, n]) => `${level} ${n}`);
   if (levels.length > 0) lines.push(`By level: ${levels.join(', ')}.`);
-  if (s.withoutTime > 0) lines.push(`${s.withoutTime} entries have no timestamp (left out of the timeline).`);
+  if (s.withoutTime > 0) lines.push(`${s.withoutTime === 1 ? '1 entry has' : `${s.withoutTime} entries have`} no timestamp (left out of the timeline).`);
   if (s.implausibleTimes) lines.push(`${s.implausibleTimes} of them have a timestamp that cannot be right (more than 7 days ahead of now, or before 1990), counted as without one.`);
   if (s.timeline.length > 0) {
     lines.push('', `Timeline (${s.bucket} buckets):`);
@@ -134,6 +147,10 @@ function formatStats(s: z.output<typeof output>, budgetMs: number): string {
   if (s.topErrors.length > 0) {
     lines.push('', `Top error messages (${s.distinctErrors} distinct):`);
     for (const t of s.topErrors) lines.push(`${t.count}x [${t.level}] ${t.pattern}${t.first ? `  (first ${t.first}, last ${t.last})` : ''}\n    e.g. ${t.example.split('\n')[0]}`);
+  }
+  if (s.groups) {
+    lines.push('', s.groups.length === 0 ? 'No entries to group.' : `By ${groupBy} (${countOf(s.distinctGroups ?? 0, 'value')}${s.groupsOther ? `, and ${countOf(s.groupsOther, 'entry', 'entries')} of values past the first 2,000` : ''}):`);
+    for (const g of s.groups) lines.push(`${g.count}  ${g.value}${g.errors > 0 ? `  (${countOf(g.errors, 'error')})` : ''}`);
   }
   for (const f of s.files) if (f.note) lines.push(`[${f.file}: ${f.note}]`);
   for (const f of s.files) if (f.skipped) lines.push(`[skipped ${f.file}: ${f.skipped}]`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolDefinition } from '@suite/shared';
+import { countOf, type ToolDefinition } from '@suite/shared';
 import { logGuard } from '../access.js';
 import { pathArg } from '../arguments.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
@@ -7,7 +7,7 @@ import { readNewLines as read } from '../new-lines.js';
 
 const input = z.object({
   path: pathArg,
-  cursor: z.string().min(1).max(1000).optional().describe('The cursor the previous call returned. Omit it on the first call: the log is then followed from its current end.'),
+  cursor: z.string().min(1).max(8192).optional().describe('The cursor the previous call returned. Omit it on the first call: the log is then followed from its current end.'),
   maxBytes: z.number().int().min(1024).max(DEFAULT_LIMITS.maxOutputBytes).optional().default(64 * 1024).describe('Most bytes of lines to return; the cursor then points at the rest.'),
 });
 
@@ -26,7 +26,7 @@ export function readNewLines(config: LogsConfig): ToolDefinition<typeof input, t
       'Follows a log like tail -f, for clients that do not subscribe to resources: returns the complete lines appended since the cursor, ' +
       'and the next cursor. Detects rotation (the file was renamed and a new one created) and truncation (copytruncate, a rewrite), ' +
       'and says so in status and notes; the lines written before a rotation that the last call had not seen come first, from the rotated copy ' +
-      '(app.log.1, compressed or not), or a note says they may be missing. The first call, without a cursor, returns a cursor at the current end.',
+      '(app.log.1, compressed or not), then every copy rotated since (app.log.2, then app.log.1, …) in order, then the live file; what could not be read is named in a note. The first call, without a cursor, returns a cursor at the current end.',
     input,
     output,
     annotations: { title: 'Read new lines', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -36,7 +36,7 @@ export function readNewLines(config: LogsConfig): ToolDefinition<typeof input, t
       const summary =
         result.status === 'started'
           ? []
-          : [`${result.lines.length} new line${result.lines.length === 1 ? '' : 's'} (${result.status}).`];
+          : [`${countOf(result.lines.length, 'new line')} (${result.status}).`];
       const text = [...result.notes.map((n) => `[${n}]`), ...summary, ...result.lines, `cursor: ${result.cursor}`].join('\n');
       return { text, structured: result };
     },

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { ToolError, type ToolDefinition } from '@suite/shared';
+import { ToolError, type ToolDefinition, countOf } from '@suite/shared';
 import { logGuard } from '../access.js';
-import { MAX_PATTERN_LENGTH, budgetArg, checkPattern, formatBytes, levelArg, sinceArg, timeWindow, untilArg } from '../arguments.js';
+import { MAX_PATTERN_LENGTH, budgetArg, checkPattern, formatBytes, levelArg, sinceArg, timeWindow, untilArg, fieldsArg, groupByArg } from '../arguments.js';
+import { GroupCounts, NO_VALUE, parseFieldFilters } from '../fields.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
 import { LEVELS } from '../levels.js';
 import { runScan, type ScanReport } from '../scan-runner.js';
@@ -20,6 +21,8 @@ const input = z.object({
   level: levelArg.optional(),
   since: sinceArg.optional(),
   until: untilArg.optional(),
+  fields: fieldsArg.optional(),
+  group_by: groupByArg.optional(),
   contextLines: z.number().int().min(0).max(10).optional().default(0).describe('Lines of context before and after each match.'),
   maxResults: z.number().int().min(1).max(MAX_RESULTS).optional().default(100).describe('Stop after this many matches.'),
   timeBudgetSeconds: budgetArg(DEFAULT_LIMITS.searchBudgetMs, DEFAULT_LIMITS.maxBudgetMs),
@@ -34,12 +37,17 @@ const match = z.object({
   entry: z.string().optional().describe('First line of the entry, when the match is in a continuation line.'),
   before: z.array(z.string()).optional(),
   after: z.array(z.string()).optional(),
+  group: z.string().optional().describe('With group_by: the value of that field in the entry.'),
 });
 
 const output = z.object({
   matches: z.array(match),
   filesSearched: z.number(),
   skipped: z.array(z.object({ file: z.string(), reason: z.string() })),
+  groups: z
+    .array(z.object({ value: z.string(), count: z.number() }))
+    .optional()
+    .describe('With group_by: matches returned per value, the largest first (log_stats with fields and group_by counts every entry).'),
   truncated: z.boolean().describe('maxResults was reached: there are more matches.'),
   timedOut: z.boolean().describe('The time budget ran out: files (or their ends) were not searched.'),
   bytesScanned: z.number(),
@@ -52,15 +60,16 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
     name: 'search_logs',
     description:
       'Searches logs like grep, streaming: files of any size (and .gz ones) are read in chunks with bounded memory, rotated copies included. ' +
-      'Filters by level (that level or above), by time (since/until) and by a regular expression or literal text; each match comes with its ' +
+      'Filters by level (that level or above), by time (since/until), by fields of structured entries (JSON lines, logfmt: {"service": "api", "status": ">=500"}) ' +
+      'and by a regular expression or literal text; group_by counts the matches per value of a field; each match comes with its ' +
       'line number, time and level, and the first line of its entry when it is inside a stack trace. Reports progress, can be cancelled, and ' +
       `stops at its time budget (default ${searchBudgetMs / 1000} s) with what it found. Regular expressions that nest repetitions ((a+)+) are refused.`,
     input,
     output,
     annotations: { title: 'Search logs', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args, ctx) => {
-      if (args.pattern === undefined && args.level === undefined && args.since === undefined && args.until === undefined) {
-        throw ToolError.invalidArgument('Give a pattern, a level, or a time range (since/until): without any, every line would match. To see the end of a log, use tail_log.');
+      if (args.pattern === undefined && args.level === undefined && args.since === undefined && args.until === undefined && (args.fields === undefined || Object.keys(args.fields).length === 0)) {
+        throw ToolError.invalidArgument('Give a pattern, a level, fields, or a time range (since/until): without any, every line would match. To see the end of a log, use tail_log.');
       }
       if (args.pattern !== undefined) checkPattern(args.pattern, args.literal, args.caseSensitive);
       const window = timeWindow(args.since, args.until);
@@ -77,8 +86,10 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
         ...window,
         contextLines: args.contextLines,
         maxResults: args.maxResults,
+        ...(args.fields ? { fields: parseFieldFilters(args.fields) } : {}),
+        ...(args.group_by !== undefined ? { groupBy: args.group_by } : {}),
       };
-      const report = await runScan({ kind: 'search', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, (r) => `${r.matches.length} matches`);
+      const report = await runScan({ kind: 'search', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, (r) => countOf(r.matches.length, 'match', 'matches'));
       for (const f of report.files) if (f.outcome.status === 'unreadable') skipped.push({ display: f.display, reason: f.outcome.reason });
       const filesSearched = report.files.filter((f) => f.outcome.status === 'scanned').length;
       const timedOut = report.stopped === 'time-budget';
@@ -86,14 +97,21 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
         matches: report.matches,
         filesSearched,
         skipped: skipped.map((s) => ({ file: s.display, reason: s.reason })),
+        ...(args.group_by !== undefined ? { groups: groupMatches(report.matches) } : {}),
         truncated: report.stopped === 'max-results',
         timedOut,
         bytesScanned: report.bytesScanned,
         durationMs: Math.round(performance.now() - started),
       };
-      return { text: formatReport(report, structured, args.maxResults, budgetMs, args.contextLines > 0), structured };
+      return { text: formatReport(report, structured, args.maxResults, budgetMs, args.contextLines > 0, args.group_by), structured };
     },
   };
+}
+
+function groupMatches(matches: readonly SearchMatch[]): { value: string; count: number }[] {
+  const counts = new GroupCounts(Number.MAX_SAFE_INTEGER);
+  for (const m of matches) counts.add(m.group ?? NO_VALUE);
+  return counts.top(Number.MAX_SAFE_INTEGER);
 }
 
 function formatMatch(m: SearchMatch, withContext: boolean): string[] {
@@ -105,9 +123,16 @@ function formatMatch(m: SearchMatch, withContext: boolean): string[] {
   return lines;
 }
 
-function formatReport(report: ScanReport, s: { matches: SearchMatch[]; filesSearched: number; skipped: { file: string; reason: string }[]; bytesScanned: number; durationMs: number }, maxResults: number, budgetMs: number, withContext: boolean): string {
+function formatReport(
+  report: ScanReport,
+  s: { matches: SearchMatch[]; filesSearched: number; skipped: { file: string; reason: string }[]; groups?: { value: string; count: number }[]; bytesScanned: number; durationMs: number },
+  maxResults: number,
+  budgetMs: number,
+  withContext: boolean,
+  groupBy: string | undefined,
+): string {
   const n = s.matches.length;
-  const header = `${n === 0 ? 'No matches' : `${n} match${n === 1 ? '' : 'es'}`} in ${s.filesSearched} file${s.filesSearched === 1 ? '' : 's'} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${n > 0 ? ':' : '.'}`;
+  const header = `${n === 0 ? 'No matches' : countOf(n, 'match', 'matches')} in ${countOf(s.filesSearched, 'file')} (${formatBytes(s.bytesScanned)} in ${(s.durationMs / 1000).toFixed(1)} s)${n > 0 ? ':' : '.'}`;
   const body: string[] = [];
   for (const m of s.matches) {
     body.push(...formatMatch(m, withContext));
@@ -118,8 +143,9 @@ function formatReport(report: ScanReport, s: { matches: SearchMatch[]; filesSear
   if (report.stopped === 'max-results') notes.push(`[truncated: stopped at maxResults=${maxResults}; there are more matches. Narrow the pattern, the time range or the level, or raise maxResults]`);
   if (report.stopped === 'time-budget') {
     const cause = report.killed ? ' (the regular expression was still working on one line: simplify it or use literal: true)' : '';
-    notes.push(`[time budget of ${budgetMs / 1000} s reached${cause}: ${report.filesNotReached} file${report.filesNotReached === 1 ? '' : 's'} not searched. Narrow the search or raise timeBudgetSeconds]`);
+    notes.push(`[time budget of ${budgetMs / 1000} s reached${cause}: ${countOf(report.filesNotReached, 'file')} not searched. Narrow the search or raise timeBudgetSeconds]`);
   }
   for (const skip of s.skipped) notes.push(`[skipped ${skip.file}: ${skip.reason}]`);
-  return [header, ...body, ...notes].join('\n');
+  const groups = s.groups && s.groups.length > 0 ? [`By ${groupBy} (of the ${countOf(n, 'match', 'matches')} returned):`, ...s.groups.map((g) => `${g.count}  ${g.value}`), ''] : [];
+  return [header, ...groups, ...body, ...notes].join('\n');
 }

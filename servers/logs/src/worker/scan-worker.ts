@@ -97,7 +97,7 @@ async function scanFile(file: ScanFileMessage): Promise<void> {
         if (failure !== 'truncated') throw error;
         // What decompressed before a truncation is the file's own text: it counts, and the answer says where the file ends.
         stats!.merge(part);
-        const note = `truncated gzip data: counted up to where it ends (${counted.lines} lines)`;
+        const note = 'truncated gzip data: counted up to where it ends';
         post({ type: 'file-done', index: file.index, outcome: { status: 'scanned', lines: counted.lines, bytes: counted.bytes, note } });
       }
     }
@@ -105,7 +105,9 @@ async function scanFile(file: ScanFileMessage): Promise<void> {
     const code = (error as NodeJS.ErrnoException).code;
     const failure = gzipFailure(error);
     const consequence = job?.kind === 'stats' ? 'not counted' : 'matches before the damage are shown';
-    const reason = failure !== undefined ? `not valid gzip data (${failure}): ${consequence}` : code === 'EISDIR' ? 'a directory' : `read error${code ? ` (${code})` : ''}`;
+    const other = failure !== undefined && failure !== 'truncated' && failure !== 'corrupt';
+    const skipped = job?.kind === 'stats' ? 'not counted' : 'not searched';
+    const reason = other ? `not gzip data (${failure} data under a .gz name): ${skipped}` : failure !== undefined ? `not valid gzip data (${failure}): ${consequence}` : code === 'EISDIR' ? 'a directory' : `read error${code ? ` (${code})` : ''}`;
     post({ type: 'file-done', index: file.index, outcome: { status: 'unreadable', reason } });
   }
   bytesBefore += source.consumed();
