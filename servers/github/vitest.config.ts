@@ -8,6 +8,7 @@ import { buildBeforeTests, suiteTestDefaults } from '@suite/test-kit/vitest';
  * transport or a pure function run once.
  */
 const SCENARIOS = [
+  'test/actions.test.ts',
   'test/allowlist.test.ts',
   'test/context-users-actions.test.ts',
   'test/errors.test.ts',

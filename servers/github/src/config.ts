@@ -15,7 +15,7 @@ export const TOOLSETS: readonly (ToolsetInfo & { name: ToolsetName })[] = [
   { name: 'issues', description: 'Issues, their comments and labels; issue search.', default: true },
   { name: 'pull_requests', description: 'Pull requests: details, files, diffs, reviews, status checks; create, review, merge.', default: true },
   { name: 'users', description: 'Search GitHub users.', default: true },
-  { name: 'actions', description: 'GitHub Actions: workflow runs and the tail of their job logs.' },
+  { name: 'actions', description: 'GitHub Actions: workflows, runs, jobs, the tail of job logs and artifacts; re-run failed jobs, cancel a run.' },
   { name: 'notifications', description: 'Your notifications (read-only).' },
 ];
 

@@ -6,7 +6,8 @@ import type { GithubTool } from './github-tool.js';
 import { issueToFix } from './prompts/issue-to-fix.js';
 import { reviewPullRequest } from './prompts/review-pull-request.js';
 import { repoContentTemplates } from './resources/repo-contents.js';
-import { listWorkflowRuns, getWorkflowRunLogs } from './tools/actions.js';
+import { listWorkflowRuns, getWorkflowRunLogs, listWorkflowJobs } from './tools/actions.js';
+import { cancelWorkflowRun, listWorkflowRunArtifacts, listWorkflows, rerunFailedJobs } from './tools/workflows.js';
 import { createBranch, listBranches, listTags } from './tools/branches.js';
 import { searchCode } from './tools/code-search.js';
 import { getCommit, listCommits } from './tools/commits.js';
@@ -75,8 +76,13 @@ export const TOOLS: readonly GithubTool[] = [
   getPullRequestReviews,
   getPullRequestComments,
   searchUsers,
+  listWorkflows,
   listWorkflowRuns,
+  listWorkflowJobs,
   getWorkflowRunLogs,
+  listWorkflowRunArtifacts,
+  rerunFailedJobs,
+  cancelWorkflowRun,
   listNotifications,
 ];
 

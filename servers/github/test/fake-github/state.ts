@@ -25,6 +25,11 @@ export interface FakeUser {
 export interface FakeToken {
   login: string;
   canWrite: boolean;
+  /**
+   * A fine-grained token's repository permissions (`actions: 'read'`), when the test gives them:
+   * a permission it lacks is a 404 on a private repository's reads and a 403 naming it on writes.
+   */
+  permissions?: Partial<Record<string, 'read' | 'write'>>;
 }
 
 export interface FakeCommit {
@@ -138,6 +143,30 @@ export interface FakeJob {
   status: 'queued' | 'in_progress' | 'completed';
   conclusion: 'success' | 'failure' | 'cancelled' | 'skipped' | null;
   log: string;
+  steps?: FakeStep[];
+}
+
+export interface FakeStep {
+  number: number;
+  name: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: 'success' | 'failure' | 'cancelled' | 'skipped' | null;
+}
+
+export interface FakeWorkflow {
+  id: number;
+  name: string;
+  /** The file under .github/workflows/. */
+  file: string;
+  state: 'active' | 'disabled_manually' | 'disabled_inactivity';
+}
+
+export interface FakeArtifact {
+  id: number;
+  name: string;
+  sizeInBytes: number;
+  expired: boolean;
+  createdAt: string;
 }
 
 export interface FakeRun {
@@ -153,6 +182,9 @@ export interface FakeRun {
   headSha: string;
   createdAt: string;
   jobs: FakeJob[];
+  artifacts?: FakeArtifact[];
+  /** Raised by a rerun. */
+  attempt?: number;
 }
 
 export interface FakeRepo {
@@ -185,6 +217,7 @@ export interface FakeRepo {
   checkRuns: Map<string, FakeCheckRun[]>;
   releases: FakeRelease[];
   runs: FakeRun[];
+  workflows?: FakeWorkflow[];
 }
 
 export interface FakeNotification {
