@@ -100,6 +100,13 @@ export interface GithubConfig {
   apiUrl: string;
   /** The operator's token (GITHUB_PERSONAL_ACCESS_TOKEN or GITHUB_TOKEN); registered as a process secret. */
   token: string | undefined;
+  /**
+   * --token-for OWNER=ENV_VAR (and GITHUB_TOKEN_FOR): the operator's token for each owner
+   * (lower-cased), used for every request that addresses a repository or organization of that
+   * owner; `token` for everything else. Registered as process secrets. Sessions that bring their
+   * own bearer token over HTTP never use them.
+   */
+  ownerTokens?: Readonly<Record<string, string>>;
   /** --repos: when set, every call outside these repositories is refused. */
   repos: readonly RepoPattern[] | undefined;
   /** --lockdown: on public repositories, only content from users with push access reaches the model. */

@@ -143,6 +143,8 @@ export interface FailureContext {
   basePath: string;
   /** Whether this session has any token. */
   authenticated: boolean;
+  /** Owners (lower-cased) whose requests carry their own token (--token-for). */
+  ownersWithTokens?: ReadonlySet<string>;
   /** The call was cancelled by the client. */
   cancelled: boolean;
   /** The call ran out of its time budget (in ms), if it did. */
@@ -309,8 +311,11 @@ export function githubFailure(error: unknown, context: FailureContext): unknown 
   }
   switch (status) {
     case 401:
+      if (repo && context.ownersWithTokens?.has(repo.owner.toLowerCase())) {
+        return ToolError.accessDenied(`GitHub rejected the token configured for ${repo.owner} (401 ${message || 'Bad credentials'}): it is wrong, expired or revoked. Ask the operator to renew the token they set for ${repo.owner} with --token-for.`);
+      }
       return ToolError.accessDenied(
-        context.authenticated
+        context.authenticated || (context.ownersWithTokens?.size ?? 0) > 0
           ? `GitHub rejected the token (401 ${message || 'Bad credentials'}): it is wrong, expired or revoked. Set a valid GITHUB_PERSONAL_ACCESS_TOKEN (over HTTP: send a valid token as this session's bearer token).`
           : 'GitHub requires authentication for this request (401). Set GITHUB_PERSONAL_ACCESS_TOKEN (over HTTP: send a token as the bearer token).',
       );

@@ -50,10 +50,21 @@ export class GithubSession {
     return ctx.auth?.token ?? this.config.token;
   }
 
+  /**
+   * The operator's per-owner tokens apply where the operator's token does (stdio, or an HTTP
+   * session the operator let fall back to it); a session that brought its own token acts with it
+   * alone, so no client ever borrows the operator's accounts.
+   */
+  private ownerTokensFor(ctx: RequestContext): Readonly<Record<string, string>> | undefined {
+    const own = ctx.auth !== undefined && ctx.auth.clientId !== 'environment';
+    return own ? undefined : this.config.ownerTokens;
+  }
+
   /** `notes`, if given, collects what the caller should add to its answer (a redirect GitHub led the call through). */
   async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[]): Promise<T> {
     const token = this.tokenFor(ctx);
-    const api = this.clients.forToken(token);
+    const ownerTokens = this.ownerTokensFor(ctx);
+    const api = this.clients.forToken(token, ownerTokens);
     const budgetMs = this.config.throttle.requestTimeoutMs;
     const deadline = AbortSignal.timeout(budgetMs);
     const signal = AbortSignal.any([ctx.signal, deadline]);
@@ -80,6 +91,7 @@ export class GithubSession {
         permission,
         basePath: this.basePath,
         authenticated: token !== undefined,
+        ownersWithTokens: new Set(Object.keys(ownerTokens ?? {})),
         cancelled: ctx.signal.aborted,
         timedOutAfterMs: deadline.aborted && !ctx.signal.aborted ? budgetMs : undefined,
       });

@@ -45,8 +45,14 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   ['update_pull_request_branch', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['merge_pull_request', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['search_users', { q: 'alice' }],
+  ['list_workflows', { owner: 'acme', repo: 'widgets' }],
   ['list_workflow_runs', { owner: 'acme', repo: 'widgets' }],
+  ['list_workflow_jobs', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
   ['get_workflow_run_logs', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
+  ['list_workflow_run_artifacts', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
+  // In this order: the re-run leaves run 9001 queued, which cancel can then cancel.
+  ['rerun_failed_jobs', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
+  ['cancel_workflow_run', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
   ['list_notifications', {}],
 ];
 
