@@ -139,6 +139,8 @@ export function httpStatus(error: unknown): number | undefined {
 export interface FailureContext {
   /** The fine-grained permission the call needs, e.g. "Issues: write". */
   permission: string;
+  /** The classic token scope it needs (`repo`, `notifications`, `none`). */
+  scope?: string;
   /** The REST API base path ("" for api.github.com, "/api/v3" for GitHub Enterprise Server). */
   basePath: string;
   /** Whether this session has any token. */
@@ -275,7 +277,7 @@ function accessDenied(error: GithubHttpError, context: FailureContext, target: s
   let hint: string;
   if (accepted) hint = `The token needs ${formatPermissions(accepted)} on ${target ?? 'the resource'}.`;
   else if (acceptedScopes) hint = `The token needs the ${acceptedScopes} scope${grantedScopes !== undefined ? ` (it has: ${grantedScopes || 'none'})` : ''}.`;
-  else hint = `A fine-grained token needs "${context.permission}" on ${target ?? 'the repository'}; a classic token needs the repo scope.`;
+  else hint = `A fine-grained token needs "${context.permission}" on ${target ?? 'the repository'}; a classic token needs the ${context.scope && context.scope !== 'none' ? context.scope : 'repo'} scope.`;
   return ToolError.accessDenied(`GitHub denied access${target ? ` to ${target}` : ''} (403: ${message}). ${hint}`);
 }
 

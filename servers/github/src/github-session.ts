@@ -61,7 +61,7 @@ export class GithubSession {
   }
 
   /** `notes`, if given, collects what the caller should add to its answer (a redirect GitHub led the call through). */
-  async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[]): Promise<T> {
+  async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[], scope = 'repo'): Promise<T> {
     const token = this.tokenFor(ctx);
     const ownerTokens = this.ownerTokensFor(ctx);
     const api = this.clients.forToken(token, ownerTokens);
@@ -89,6 +89,7 @@ export class GithubSession {
     } catch (error) {
       throw githubFailure(error, {
         permission,
+        scope,
         basePath: this.basePath,
         authenticated: token !== undefined,
         ownersWithTokens: new Set(Object.keys(ownerTokens ?? {})),

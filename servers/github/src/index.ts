@@ -6,7 +6,9 @@ import { DEFAULT_LIMITS, DEFAULT_THROTTLE, TOOLSETS, type GithubConfig, type Git
 import { sessionSelection } from './header-selection.js';
 import { parseOwnerTokens } from './owner-tokens.js';
 import { parseRepoPatterns } from './repo-allowlist.js';
-import { VERSION, buildServer } from './server.js';
+import { checkToken } from './check-token.js';
+import { isOwnerName, isRepoName } from './params.js';
+import { TOOLS, VERSION, buildServer } from './server.js';
 
 function truthy(value: string | undefined): boolean {
   return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
@@ -68,6 +70,8 @@ await runServer({
       valueName: 'OWNER=ENV_VAR',
       description: 'Requests for repositories of OWNER use the token in ENV_VAR (repeatable; or GITHUB_TOKEN_FOR="owner=VAR,owner2=VAR2"); everything else uses GITHUB_PERSONAL_ACCESS_TOKEN.',
     },
+    'check-token': { type: 'boolean', description: 'Print which tools the token (and each --token-for token) can use, then exit.' },
+    'check-repo': { type: 'string', valueName: 'OWNER/REPO', description: "With --check-token: probe a fine-grained token's read permissions on this repository." },
     'request-timeout': { type: 'string', valueName: 'SECONDS', description: `Time budget of one tool call, retries included (default ${DEFAULT_THROTTLE.requestTimeoutMs / 1000}).` },
   },
   environment: [
@@ -85,6 +89,7 @@ await runServer({
     'GITHUB_PERSONAL_ACCESS_TOKEN=github_pat_... mcp-server-github',
     'mcp-server-github --toolsets repos,issues --read-only',
     'mcp-server-github --repos my-org/*,me/dotfiles --lockdown',
+    'mcp-server-github --check-token --check-repo my-org/app   # which tools the token can use',
     'mcp-server-github --github-host ghe.example.com',
     'WORK_TOKEN=github_pat_... mcp-server-github --token-for my-employer=WORK_TOKEN   # one token per owner',
     'mcp-server-github --http --port 8080 --host 0.0.0.0 --allowed-host mcp.example.com   # each client sends its own token',
@@ -108,6 +113,13 @@ await runServer({
       throttle: { ...DEFAULT_THROTTLE, requestTimeoutMs: timeoutSeconds * 1000, ...tuning.throttle },
       userAgent: `suite-mcp-server-github/${VERSION}`,
     };
+    if (flags['check-repo'] !== undefined && flags['check-token'] !== true) throw new UsageError('--check-repo only applies with --check-token.');
+    if (flags['check-token'] === true) {
+      const [owner = '', name = '', ...rest] = (flags['check-repo'] ?? '').split('/');
+      if (flags['check-repo'] !== undefined && (rest.length > 0 || !isOwnerName(owner) || !isRepoName(name))) throw new UsageError('--check-repo takes OWNER/REPO.');
+      process.stdout.write(await checkToken(config, TOOLS, log, flags['check-repo'] !== undefined ? { owner, repo: name } : undefined));
+      process.exit(0);
+    }
     const fallback = flags['allow-env-token-fallback'] === true;
     if (fallback && !token) throw new UsageError('--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN (or GITHUB_TOKEN) to be set.');
     if (Object.keys(ownerTokens).length > 0) log.info(`Own tokens for ${Object.keys(ownerTokens).length} owners: ${Object.keys(ownerTokens).join(', ')}`);

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectHttp, spawnServer, type TestSession } from '@suite/test-kit';
+import type { ChildProcess } from 'node:child_process';
+import { connectHttp, spawnServer, type FakeRequest, type TestSession } from '@suite/test-kit';
 import { UsageError } from '@suite/shared';
 import { ownerOfPath } from '../src/github-client.js';
 import { parseOwnerTokens } from '../src/owner-tokens.js';
-import { tokenOf, type FakeRequest } from './fake-github/index.js';
+import { tokenOf } from './fake-github/index.js';
 import { BIN, TOKENS, binEnv, serveHttp, startWorld, testConfig, type World } from './helpers.js';
 
 /**
@@ -15,7 +16,7 @@ let world: World;
 const OWNER_TOKENS = { acme: TOKENS.bob, mallory: TOKENS.mallory };
 const FLAGS = ['--toolsets', 'all', '--token-for', 'acme=ACME_GH_TOKEN', '--token-for', 'mallory=MALLORY_GH_TOKEN'];
 const ENV = { ACME_GH_TOKEN: TOKENS.bob, MALLORY_GH_TOKEN: TOKENS.mallory };
-const children: { kill(signal: string): void }[] = [];
+const children: ChildProcess[] = [];
 const sessions: TestSession[] = [];
 
 beforeAll(async () => {

@@ -115,7 +115,8 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
         if (!(error instanceof HttpFailure)) throw error;
         response = json(errorBody(error.status, error.message, error.extra.errors), error.status, error.extra.headers ?? {});
       }
-      return { ...response, headers: { ...rateHeaders(key, resource, !viewer, spent), ...response.headers } };
+      const scopes: Record<string, string> = info?.scopes ? { 'x-oauth-scopes': info.scopes.join(', ') } : {};
+      return { ...response, headers: { ...rateHeaders(key, resource, !viewer, spent), ...scopes, ...response.headers } };
     };
 
   // Registered first so that it loses to every real route: GitHub's 404 body for unknown paths.

@@ -30,6 +30,8 @@ export interface FakeToken {
    * a permission it lacks is a 404 on a private repository's reads and a 403 naming it on writes.
    */
   permissions?: Partial<Record<string, 'read' | 'write'>>;
+  /** A classic token's scopes, answered in x-oauth-scopes (GitHub sends it only for classic tokens). */
+  scopes?: string[];
 }
 
 export interface FakeCommit {
