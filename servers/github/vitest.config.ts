@@ -10,6 +10,7 @@ import { buildBeforeTests, suiteTestDefaults } from '@suite/test-kit/vitest';
 const SCENARIOS = [
   'test/actions.test.ts',
   'test/allowlist.test.ts',
+  'test/code-security.test.ts',
   'test/context-users-actions.test.ts',
   'test/errors.test.ts',
   'test/issues.test.ts',

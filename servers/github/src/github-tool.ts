@@ -28,7 +28,7 @@ export interface GithubToolSpec<I extends z.ZodObject> {
 }
 
 /** Classic (OAuth) token scopes the tools need; `none`: any token, or none for public data. */
-export type ClassicScope = 'repo' | 'notifications' | 'none';
+export type ClassicScope = 'repo' | 'notifications' | 'security_events' | 'none';
 
 /** What a tool needs of a token, as its definition declares it: in tools/list (`_meta`), the README table and --check-token. */
 export interface ToolAccess {

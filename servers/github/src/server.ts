@@ -10,6 +10,7 @@ import { listWorkflowRuns, getWorkflowRunLogs, listWorkflowJobs } from './tools/
 import { cancelWorkflowRun, listWorkflowRunArtifacts, listWorkflows, rerunFailedJobs } from './tools/workflows.js';
 import { createBranch, listBranches, listTags } from './tools/branches.js';
 import { searchCode } from './tools/code-search.js';
+import { getCodeScanningAlert, getDependabotAlert, getSecretScanningAlert, listCodeScanningAlerts, listDependabotAlerts, listSecretScanningAlerts, updateSecurityAlert } from './tools/code-security.js';
 import { getCommit, listCommits } from './tools/commits.js';
 import { getMe } from './tools/context.js';
 import { createOrUpdateFile, deleteFile, getFileContents, pushFiles } from './tools/files.js';
@@ -83,6 +84,13 @@ export const TOOLS: readonly GithubTool[] = [
   listWorkflowRunArtifacts,
   rerunFailedJobs,
   cancelWorkflowRun,
+  listCodeScanningAlerts,
+  getCodeScanningAlert,
+  listDependabotAlerts,
+  getDependabotAlert,
+  listSecretScanningAlerts,
+  getSecretScanningAlert,
+  updateSecurityAlert,
   listNotifications,
 ];
 

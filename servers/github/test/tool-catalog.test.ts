@@ -51,6 +51,7 @@ const TOOLSET_BUDGETS: Record<string, { tools: number; maxBytes: number }> = {
   pull_requests: { tools: 12, maxBytes: 5950 },
   users: { tools: 1, maxBytes: 390 },
   actions: { tools: 7, maxBytes: 4050 },
+  code_security: { tools: 7, maxBytes: 4450 },
   notifications: { tools: 1, maxBytes: 490 },
 };
 

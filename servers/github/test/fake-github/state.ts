@@ -220,6 +220,52 @@ export interface FakeRepo {
   releases: FakeRelease[];
   runs: FakeRun[];
   workflows?: FakeWorkflow[];
+  codeScanningAlerts?: FakeCodeScanningAlert[];
+  dependabotAlerts?: FakeDependabotAlert[];
+  secretScanningAlerts?: FakeSecretScanningAlert[];
+}
+
+export interface FakeCodeScanningAlert {
+  number: number;
+  state: 'open' | 'dismissed' | 'fixed';
+  dismissedReason: string | null;
+  dismissedComment: string | null;
+  ruleId: string;
+  severity: 'error' | 'warning' | 'note';
+  securitySeverity: 'critical' | 'high' | 'medium' | 'low' | null;
+  description: string;
+  help: string | null;
+  tool: string;
+  path: string;
+  line: number;
+  message: string;
+}
+
+export interface FakeDependabotAlert {
+  number: number;
+  state: 'open' | 'dismissed' | 'fixed' | 'auto_dismissed';
+  dismissedReason: string | null;
+  ecosystem: string;
+  name: string;
+  manifest: string;
+  ghsa: string;
+  cve: string | null;
+  summary: string;
+  description: string;
+  severity: 'critical' | 'high' | 'medium' | 'low';
+  range: string;
+  patched: string | null;
+}
+
+export interface FakeSecretScanningAlert {
+  number: number;
+  state: 'open' | 'resolved';
+  resolution: string | null;
+  resolutionComment: string | null;
+  secretType: string;
+  displayName: string;
+  /** The leaked value: GitHub answers it unless asked with hide_secret. */
+  secret: string;
 }
 
 export interface FakeNotification {
