@@ -20,6 +20,7 @@ const SCENARIOS = [
   'test/resources-prompts.test.ts',
   'test/sanitize.test.ts',
   'test/selection.test.ts',
+  'test/sub-issues.test.ts',
   'test/tool-catalog.test.ts',
 ];
 

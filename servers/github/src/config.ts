@@ -5,7 +5,7 @@ import type { ToolsetInfo } from '@suite/shared';
  * index.ts. A leaf module: it imports nothing of this package, so every other module can use it.
  */
 
-export const TOOLSET_NAMES = ['context', 'repos', 'issues', 'pull_requests', 'users', 'actions', 'code_security', 'notifications'] as const;
+export const TOOLSET_NAMES = ['context', 'repos', 'issues', 'pull_requests', 'users', 'actions', 'code_security', 'sub_issues', 'notifications'] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** The server's toolsets: users pick them with --toolsets; the first five are on without it. */
@@ -17,6 +17,7 @@ export const TOOLSETS: readonly (ToolsetInfo & { name: ToolsetName })[] = [
   { name: 'users', description: 'Search GitHub users.', default: true },
   { name: 'actions', description: 'GitHub Actions: workflows, runs, jobs, the tail of job logs and artifacts; re-run failed jobs, cancel a run.' },
   { name: 'code_security', description: 'Code scanning, Dependabot and secret scanning alerts; dismiss or resolve them.' },
+  { name: 'sub_issues', description: 'Sub-issues: list, add and remove.' },
   { name: 'notifications', description: 'Your notifications (read-only).' },
 ];
 

@@ -17,6 +17,7 @@ import { createOrUpdateFile, deleteFile, getFileContents, pushFiles } from './to
 import { addIssueComment, listIssueComments } from './tools/issue-comments.js';
 import { createIssue, getIssue, listIssues, searchIssues, updateIssue } from './tools/issues.js';
 import { listLabels } from './tools/labels.js';
+import { addSubIssue, listSubIssues, removeSubIssue } from './tools/sub-issues.js';
 import { listNotifications } from './tools/notifications.js';
 import { getPullRequestDiff, getPullRequestFiles } from './tools/pull-request-changes.js';
 import { getPullRequestStatus } from './tools/pull-request-status.js';
@@ -64,6 +65,9 @@ export const TOOLS: readonly GithubTool[] = [
   addIssueComment,
   listIssueComments,
   listLabels,
+  listSubIssues,
+  addSubIssue,
+  removeSubIssue,
   createPullRequest,
   getPullRequest,
   listPullRequests,

@@ -53,6 +53,10 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   // In this order: the re-run leaves run 9001 queued, which cancel can then cancel.
   ['rerun_failed_jobs', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
   ['cancel_workflow_run', { owner: 'acme', repo: 'widgets', run_id: 9001 }],
+  ['list_sub_issues', { owner: 'acme', repo: 'widgets', issue_number: 1 }],
+  // In this order: added, then removed again.
+  ['add_sub_issue', { owner: 'acme', repo: 'widgets', issue_number: 1, sub_issue_number: 2 }],
+  ['remove_sub_issue', { owner: 'acme', repo: 'widgets', issue_number: 1, sub_issue_number: 2 }],
   ['list_code_scanning_alerts', { owner: 'acme', repo: 'widgets' }],
   ['get_code_scanning_alert', { owner: 'acme', repo: 'widgets', alert_number: 1 }],
   ['list_dependabot_alerts', { owner: 'acme', repo: 'widgets' }],

@@ -26,9 +26,9 @@ const ARCHIVED = [
 const WRITES = [
   'create_or_update_file', 'delete_file', 'push_files', 'create_repository', 'fork_repository', 'create_branch', 'create_issue', 'update_issue',
   'add_issue_comment', 'create_pull_request', 'merge_pull_request', 'update_pull_request_branch', 'create_pull_request_review',
-  'rerun_failed_jobs', 'cancel_workflow_run', 'update_security_alert',
+  'rerun_failed_jobs', 'cancel_workflow_run', 'update_security_alert', 'add_sub_issue', 'remove_sub_issue',
 ];
-const ALL_TOOLS = 52;
+const ALL_TOOLS = 55;
 const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue', 'merge_pull_request', 'cancel_workflow_run'];
 
 describe('toolsets', () => {

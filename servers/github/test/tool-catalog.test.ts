@@ -52,6 +52,7 @@ const TOOLSET_BUDGETS: Record<string, { tools: number; maxBytes: number }> = {
   users: { tools: 1, maxBytes: 390 },
   actions: { tools: 7, maxBytes: 4050 },
   code_security: { tools: 7, maxBytes: 4450 },
+  sub_issues: { tools: 3, maxBytes: 1730 },
   notifications: { tools: 1, maxBytes: 490 },
 };
 

@@ -12,6 +12,7 @@ import { releaseRoutes } from './releases.js';
 import { repoRoutes } from './repos.js';
 import { GithubState } from './state.js';
 import { securityRoutes } from './security.js';
+import { subIssueRoutes } from './sub-issues.js';
 import { userRoutes } from './users.js';
 import { workflowRoutes } from './workflows.js';
 
@@ -136,7 +137,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   };
   upstream.rewrite(`${basePath}/repositories/:id`, byId);
   upstream.rewrite(`${basePath}/repositories/:id/*rest`, byId);
-  for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, workflowRoutes, securityRoutes, notificationRoutes, codeSearchRoutes]) {
+  for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, subIssueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, workflowRoutes, securityRoutes, notificationRoutes, codeSearchRoutes]) {
     register(router);
   }
   storage.route('GET', `${LOG_STORAGE}/:owner/:repo/:job`, async (req) =>

@@ -60,6 +60,8 @@ export interface FakeIssue {
   closedAt: string | null;
   /** Set when this number is a pull request. */
   pull?: FakePull;
+  /** Its sub-issues, by GitHub id (of issues in any repository). */
+  subIssueIds?: number[];
 }
 
 export interface FakePull {
