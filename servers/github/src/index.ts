@@ -83,7 +83,7 @@ await runServer({
     { name: 'GITHUB_TOOLSETS, GITHUB_TOOLS', description: 'As --toolsets and --tools.' },
     { name: 'GITHUB_READ_ONLY, GITHUB_DYNAMIC_TOOLSETS', description: 'Set to 1 for --read-only and --dynamic-toolsets.' },
     { name: 'GITHUB_REPOS, GITHUB_LOCKDOWN_MODE', description: 'As --repos and --lockdown.' },
-    { name: 'GITHUB_TOKEN_FOR', description: 'As --token-for, comma-separated: owner=ENV_VAR,owner2=ENV_VAR2 (the flags win).' },
+    { name: 'GITHUB_TOKEN_FOR', description: 'As --token-for, comma-separated: owner=VAR,owner2=VAR2 (the flags win).' },
   ],
   examples: [
     'GITHUB_PERSONAL_ACCESS_TOKEN=github_pat_... mcp-server-github',
