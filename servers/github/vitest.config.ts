@@ -8,7 +8,9 @@ import { buildBeforeTests, suiteTestDefaults } from '@suite/test-kit/vitest';
  * transport or a pure function run once.
  */
 const SCENARIOS = [
+  'test/actions.test.ts',
   'test/allowlist.test.ts',
+  'test/code-security.test.ts',
   'test/context-users-actions.test.ts',
   'test/errors.test.ts',
   'test/issues.test.ts',
@@ -18,6 +20,7 @@ const SCENARIOS = [
   'test/resources-prompts.test.ts',
   'test/sanitize.test.ts',
   'test/selection.test.ts',
+  'test/sub-issues.test.ts',
   'test/tool-catalog.test.ts',
   'test/upstream-absurd.test.ts',
   'test/upstream-hostile.test.ts',

@@ -5,7 +5,7 @@ import type { ToolsetInfo } from '@suite/shared';
  * index.ts. A leaf module: it imports nothing of this package, so every other module can use it.
  */
 
-export const TOOLSET_NAMES = ['context', 'repos', 'issues', 'pull_requests', 'users', 'actions', 'notifications'] as const;
+export const TOOLSET_NAMES = ['context', 'repos', 'issues', 'pull_requests', 'users', 'actions', 'code_security', 'sub_issues', 'notifications'] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** The server's toolsets: users pick them with --toolsets; the first five are on without it. */
@@ -15,7 +15,9 @@ export const TOOLSETS: readonly (ToolsetInfo & { name: ToolsetName })[] = [
   { name: 'issues', description: 'Issues, their comments and labels; issue search.', default: true },
   { name: 'pull_requests', description: 'Pull requests: details, files, diffs, reviews, status checks; create, review, merge.', default: true },
   { name: 'users', description: 'Search GitHub users.', default: true },
-  { name: 'actions', description: 'GitHub Actions: workflow runs and the tail of their job logs.' },
+  { name: 'actions', description: 'GitHub Actions: workflows, runs, jobs, the tail of job logs and artifacts; re-run failed jobs, cancel a run.' },
+  { name: 'code_security', description: 'Code scanning, Dependabot and secret scanning alerts; dismiss or resolve them.' },
+  { name: 'sub_issues', description: 'Sub-issues: list, add and remove.' },
   { name: 'notifications', description: 'Your notifications (read-only).' },
 ];
 
@@ -100,6 +102,13 @@ export interface GithubConfig {
   apiUrl: string;
   /** The operator's token (GITHUB_PERSONAL_ACCESS_TOKEN or GITHUB_TOKEN); registered as a process secret. */
   token: string | undefined;
+  /**
+   * --token-for OWNER=ENV_VAR (and GITHUB_TOKEN_FOR): the operator's token for each owner
+   * (lower-cased), used for every request that addresses a repository or organization of that
+   * owner; `token` for everything else. Registered as process secrets. Sessions that bring their
+   * own bearer token over HTTP never use them.
+   */
+  ownerTokens?: Readonly<Record<string, string>>;
   /** --repos: when set, every call outside these repositories is refused. */
   repos: readonly RepoPattern[] | undefined;
   /** --lockdown: on public repositories, only content from users with push access reaches the model. */

@@ -55,18 +55,50 @@ export class GithubClients {
     this.apiOrigin = url.origin;
   }
 
-  /** The API for a token (undefined: unauthenticated requests, which GitHub allows at a low rate). */
-  forToken(token: string | undefined): GithubApi {
-    const key = token ?? '';
+  /**
+   * The API for a token (undefined: unauthenticated requests, which GitHub allows at a low rate).
+   * With `ownerTokens`, each request that addresses one of those owners carries that owner's token
+   * instead (github-request.ts keeps limits and lanes per token, so each is throttled as its own).
+   */
+  forToken(token: string | undefined, ownerTokens?: Readonly<Record<string, string>>): GithubApi {
+    const owners = ownerTokens && Object.keys(ownerTokens).length > 0 ? ownerTokens : undefined;
+    const key = `${owners ? 'owners:' : ''}${token ?? ''}`;
     let api = this.byToken.get(key);
     if (!api) {
-      api = this.create(token);
+      api = this.create(token, owners);
       this.byToken.set(key, api);
     }
     return api;
   }
 
-  private create(token: string | undefined): GithubApi {
+  private readonly settingsByToken = new Map<string, SendSettings>();
+
+  /** How requests with `token` are sent: one set per token, shared by every API that uses it. */
+  private settingsFor(token: string | undefined): SendSettings {
+    const key = token ?? '';
+    let settings = this.settingsByToken.get(key);
+    if (!settings) {
+      settings = {
+        token,
+        // Limits and spacing are GitHub's per token, shared by every session of the process that uses it.
+        tokenKey: `${this.config.apiUrl} ${token ? createHash('sha256').update(token).digest('hex').slice(0, 32) : 'anonymous'}`,
+        apiOrigin: this.apiOrigin,
+        basePath: this.basePath,
+        throttle: this.config.throttle,
+        limits: this.limits,
+        maxInFlight: this.config.throttle.maxInFlight,
+        maxAnswerBytes: this.config.limits.maxAnswerBytes,
+        log: this.log,
+        // What GitHub echoes of the token that went, or of the operator's, is removed on arrival.
+        redactor: new TokenRedactor([token, this.config.token]),
+        refuseHop: (url, from, status) => this.refuseHop(url, from, status),
+      };
+      this.settingsByToken.set(key, settings);
+    }
+    return settings;
+  }
+
+  private create(token: string | undefined, ownerTokens: Readonly<Record<string, string>> | undefined): GithubApi {
     const log = this.log;
     // The token is added by github-request.ts, not by Octokit: it decides which hops may carry it.
     const api = new Octokit({
@@ -74,21 +106,14 @@ export class GithubClients {
       userAgent: this.config.userAgent,
       log: { debug: () => undefined, info: (message: string) => log.debug(message), warn: (message: string) => log.warning(message), error: (message: string) => log.debug(message) },
     });
-    const settings: SendSettings = {
-      token,
-      // Limits and spacing are GitHub's per token, shared by every session of the process that uses it.
-      tokenKey: `${this.config.apiUrl} ${token ? createHash('sha256').update(token).digest('hex').slice(0, 32) : 'anonymous'}`,
-      apiOrigin: this.apiOrigin,
-      basePath: this.basePath,
-      throttle: this.config.throttle,
-      limits: this.limits,
-      maxInFlight: this.config.throttle.maxInFlight,
-      maxAnswerBytes: this.config.limits.maxAnswerBytes,
-      log,
-      redactor: new TokenRedactor([token, this.config.token]),
-      refuseHop: (url, from, status) => this.refuseHop(url, from, status),
+    const fallback = this.settingsFor(token);
+    const choose = (url: string): SendSettings => {
+      if (!ownerTokens) return fallback;
+      const owner = ownerOfPath(apiPath(url, this.basePath));
+      const ownerToken = owner !== undefined ? ownerTokens[owner.toLowerCase()] : undefined;
+      return ownerToken !== undefined ? this.settingsFor(ownerToken) : fallback;
     };
-    api.hook.wrap('request', (_request, options) => this.guard(api, settings, options as HookOptions) as Promise<HookResponse>);
+    api.hook.wrap('request', (_request, options) => this.guard(api, choose, options as HookOptions) as Promise<HookResponse>);
     return api;
   }
 
@@ -97,7 +122,7 @@ export class GithubClients {
    * with --repos, a request outside the allowlist is refused before it leaves, searches are scoped,
    * and lists of repositories or notifications are filtered. Then it is sent (github-request.ts).
    */
-  private async guard(api: GithubApi, settings: SendSettings, options: HookOptions): Promise<GithubResponse> {
+  private async guard(api: GithubApi, choose: (url: string) => SendSettings, options: HookOptions): Promise<GithubResponse> {
     const scope = callScope.getStore();
     const signal = scope?.signal;
     const notes = scope?.notes;
@@ -109,7 +134,7 @@ export class GithubClients {
       const request = (options.request ?? {}) as { parseSuccessResponseBody?: boolean };
       return sendRequest(
         { method: parsed.method.toUpperCase(), url: parsed.url, headers: parsed.headers as Record<string, string | number | undefined>, body: parsed.body, parseBody: request.parseSuccessResponseBody !== false, signal, note },
-        settings,
+        choose(parsed.url),
       );
     };
     const allowlist = this.allowlist;
@@ -193,6 +218,24 @@ export class GithubClients {
       this.viewers.set(api, login);
     }
     return login;
+  }
+}
+
+/**
+ * The owner a request addresses, whose token it carries with --token-for: the owner of
+ * `/repos/OWNER/...`, the organization of `/orgs/ORG/...`, the user of `/users/USER/...`.
+ * Anything else (the viewer's own `/user`, searches, notifications) has no owner.
+ */
+export function ownerOfPath(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  const repo = repoOfPath(path);
+  if (repo) return repo.owner;
+  const named = /^\/(?:orgs|users)\/([^/]+)(?:\/|$)/.exec(path);
+  if (!named) return undefined;
+  try {
+    return decodeURIComponent(named[1]!);
+  } catch {
+    return named[1];
   }
 }
 

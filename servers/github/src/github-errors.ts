@@ -140,10 +140,14 @@ export function httpStatus(error: unknown): number | undefined {
 export interface FailureContext {
   /** The fine-grained permission the call needs, e.g. "Issues: write". */
   permission: string;
+  /** The classic token scope it needs (`repo`, `notifications`, `none`). */
+  scope?: string;
   /** The REST API base path ("" for api.github.com, "/api/v3" for GitHub Enterprise Server). */
   basePath: string;
   /** Whether this session has any token. */
   authenticated: boolean;
+  /** Owners (lower-cased) whose requests carry their own token (--token-for). */
+  ownersWithTokens?: ReadonlySet<string>;
   /** The call was cancelled by the client. */
   cancelled: boolean;
   /** The call ran out of its time budget (in ms), if it did. */
@@ -263,7 +267,7 @@ function accessDenied(error: GithubHttpError, context: FailureContext, target: s
   let hint: string;
   if (accepted) hint = `The token needs ${formatPermissions(accepted)} on ${target ?? 'the resource'}.`;
   else if (acceptedScopes) hint = `The token needs the ${acceptedScopes} scope${grantedScopes !== undefined ? ` (it has: ${grantedScopes || 'none'})` : ''}.`;
-  else hint = `A fine-grained token needs "${context.permission}" on ${target ?? 'the repository'}; a classic token needs the repo scope.`;
+  else hint = `A fine-grained token needs "${context.permission}" on ${target ?? 'the repository'}; a classic token needs the ${context.scope && context.scope !== 'none' ? context.scope : 'repo'} scope.`;
   return ToolError.accessDenied(`GitHub denied access${target ? ` to ${target}` : ''} (403: ${message}). ${hint}`);
 }
 
@@ -299,8 +303,11 @@ export function githubFailure(error: unknown, context: FailureContext): unknown 
   }
   switch (status) {
     case 401:
+      if (repo && context.ownersWithTokens?.has(repo.owner.toLowerCase())) {
+        return ToolError.accessDenied(`GitHub rejected the token configured for ${repo.owner} (401 ${message || 'Bad credentials'}): it is wrong, expired or revoked. Ask the operator to renew the token they set for ${repo.owner} with --token-for.`);
+      }
       return ToolError.accessDenied(
-        context.authenticated
+        context.authenticated || (context.ownersWithTokens?.size ?? 0) > 0
           ? `GitHub rejected the token (401 ${message || 'Bad credentials'}): it is wrong, expired or revoked. Set a valid GITHUB_PERSONAL_ACCESS_TOKEN (over HTTP: send a valid token as this session's bearer token).`
           : 'GitHub requires authentication for this request (401). Set GITHUB_PERSONAL_ACCESS_TOKEN (over HTTP: send a token as the bearer token).',
       );

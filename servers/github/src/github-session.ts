@@ -68,16 +68,27 @@ export class GithubSession {
     const key = `${token ?? ''}\n${this.config.token ?? ''}`;
     let redactor = this.redactors.get(key);
     if (!redactor) {
-      redactor = new TokenRedactor([token, this.config.token, ctx.auth?.token]);
+      redactor = new TokenRedactor([token, this.config.token, ctx.auth?.token, ...Object.values(this.config.ownerTokens ?? {})]);
       this.redactors.set(key, redactor);
     }
     return redactor;
   }
 
+  /**
+   * The operator's per-owner tokens apply where the operator's token does (stdio, or an HTTP
+   * session the operator let fall back to it); a session that brought its own token acts with it
+   * alone, so no client ever borrows the operator's accounts.
+   */
+  private ownerTokensFor(ctx: RequestContext): Readonly<Record<string, string>> | undefined {
+    const own = ctx.auth !== undefined && ctx.auth.clientId !== 'environment';
+    return own ? undefined : this.config.ownerTokens;
+  }
+
   /** `notes`, if given, collects what the caller should add to its answer (a redirect GitHub led the call through). */
-  async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[]): Promise<T> {
+  async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[], scope = 'repo'): Promise<T> {
     const token = this.tokenFor(ctx);
-    const api = this.clients.forToken(token);
+    const ownerTokens = this.ownerTokensFor(ctx);
+    const api = this.clients.forToken(token, ownerTokens);
     const budgetMs = this.config.throttle.requestTimeoutMs;
     const deadline = AbortSignal.timeout(budgetMs);
     const signal = AbortSignal.any([ctx.signal, deadline]);
@@ -110,8 +121,10 @@ export class GithubSession {
       if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
       const failure = githubFailure(error, {
         permission,
+        scope,
         basePath: this.basePath,
         authenticated: token !== undefined,
+        ownersWithTokens: new Set(Object.keys(ownerTokens ?? {})),
         cancelled: ctx.signal.aborted,
         timedOutAfterMs: deadline.aborted && !ctx.signal.aborted ? budgetMs : undefined,
       });

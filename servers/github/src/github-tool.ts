@@ -20,13 +20,32 @@ export interface GithubToolSpec<I extends z.ZodObject> {
   annotations: Omit<ToolAnnotations, 'openWorldHint'>;
   /** The fine-grained token permission the tool needs ("Issues: write"), named when GitHub answers 403. */
   permission: string;
+  /** The classic token scope it needs, when not `repo` (which covers every repository tool): `notifications`, `none`. */
+  scope?: ClassicScope;
   /** The answer's size cap when it is not limits.maxOutputChars (a file the tool already bounded). */
   outputLimit?: (limits: GithubLimits) => number;
   run(args: z.output<I>, call: GithubCall): Promise<GithubReply>;
 }
 
-/** A tool bound to a session when the server for that session is built. */
-export type GithubTool = (session: GithubSession) => AnyToolDefinition;
+/** Classic (OAuth) token scopes the tools need; `none`: any token, or none for public data. */
+export type ClassicScope = 'repo' | 'notifications' | 'security_events' | 'none';
+
+/** What a tool needs of a token, as its definition declares it: in tools/list (`_meta`), the README table and --check-token. */
+export interface ToolAccess {
+  name: string;
+  toolset: ToolsetName;
+  readOnly: boolean;
+  /** The fine-grained permission ("Actions: read"). */
+  permission: string;
+  /** The classic scope. */
+  scope: ClassicScope;
+}
+
+/** The `_meta` key under which each tool's permissions are published. */
+export const PERMISSIONS_META_KEY = 'io.github.suite/permissions';
+
+/** A tool bound to a session when the server for that session is built, with what it needs of a token. */
+export type GithubTool = ((session: GithubSession) => AnyToolDefinition) & { access: ToolAccess };
 
 /** The answer with what the request layer noted (a redirect to another repository), first, so that a cut cannot drop it. */
 function withNotes(reply: GithubReply, notes: readonly string[]): GithubReply {
@@ -59,7 +78,8 @@ function aliasesOf(spec: GithubToolSpec<z.ZodObject>): Record<string, string> {
  * allowlist (in the request hook), error mapping, and the size cap of the answer.
  */
 export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): GithubTool {
-  return (session): AnyToolDefinition => {
+  const access: ToolAccess = { name: spec.name, toolset: spec.toolset, readOnly: spec.annotations.readOnlyHint === true, permission: spec.permission, scope: spec.scope ?? 'repo' };
+  const make = (session: GithubSession): AnyToolDefinition => {
     const definition: ToolDefinition<I> = {
       name: spec.name,
       toolset: spec.toolset,
@@ -67,12 +87,14 @@ export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): Gith
       input: spec.input,
       aliases: aliasesOf(spec),
       annotations: { ...spec.annotations, openWorldHint: true },
+      meta: { [PERMISSIONS_META_KEY]: { fineGrained: access.permission, classic: access.scope } },
       handler: async (args, ctx) => {
         const notes: string[] = [];
-        const reply = await session.run(ctx, spec.permission, (call) => spec.run(args, call), notes);
+        const reply = await session.run(ctx, spec.permission, (call) => spec.run(args, call), notes, access.scope);
         return capReply(withNotes(reply, notes), spec.outputLimit?.(session.config.limits) ?? session.config.limits.maxOutputChars);
       },
     };
     return definition;
   };
+  return Object.assign(make, { access });
 }

@@ -4,8 +4,11 @@ import { UsageError, integerFlag, registerSecret, runServer } from '@suite/share
 import { resolveApiUrl } from './api-url.js';
 import { DEFAULT_LIMITS, DEFAULT_THROTTLE, TOOLSETS, type GithubConfig, type GithubLimits, type ThrottleSettings } from './config.js';
 import { sessionSelection } from './header-selection.js';
+import { parseOwnerTokens } from './owner-tokens.js';
 import { parseRepoPatterns } from './repo-allowlist.js';
-import { VERSION, buildServer, checkReadOnlyTools } from './server.js';
+import { checkToken } from './check-token.js';
+import { isOwnerName, isRepoName } from './params.js';
+import { TOOLS, VERSION, buildServer, checkReadOnlyTools } from './server.js';
 
 function truthy(value: string | undefined): boolean {
   return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
@@ -61,6 +64,14 @@ await runServer({
       type: 'boolean',
       description: 'Over HTTP, let a session without a bearer token use GITHUB_PERSONAL_ACCESS_TOKEN (default: such requests get 401).',
     },
+    'token-for': {
+      type: 'string',
+      multiple: true,
+      valueName: 'OWNER=ENV_VAR',
+      description: 'Requests for repositories of OWNER use the token in ENV_VAR (repeatable; or GITHUB_TOKEN_FOR="owner=VAR,owner2=VAR2"); everything else uses GITHUB_PERSONAL_ACCESS_TOKEN.',
+    },
+    'check-token': { type: 'boolean', description: 'Print which tools the token (and each --token-for token) can use, then exit.' },
+    'check-repo': { type: 'string', valueName: 'OWNER/REPO', description: "With --check-token: probe a fine-grained token's read permissions on this repository." },
     'request-timeout': { type: 'string', valueName: 'SECONDS', description: `Time budget of one tool call, retries included (default ${DEFAULT_THROTTLE.requestTimeoutMs / 1000}).` },
   },
   environment: [
@@ -72,12 +83,15 @@ await runServer({
     { name: 'GITHUB_TOOLSETS, GITHUB_TOOLS', description: 'As --toolsets and --tools.' },
     { name: 'GITHUB_READ_ONLY, GITHUB_DYNAMIC_TOOLSETS', description: 'Set to 1 for --read-only and --dynamic-toolsets.' },
     { name: 'GITHUB_REPOS, GITHUB_LOCKDOWN_MODE', description: 'As --repos and --lockdown.' },
+    { name: 'GITHUB_TOKEN_FOR', description: 'As --token-for, comma-separated: owner=VAR,owner2=VAR2 (the flags win).' },
   ],
   examples: [
     'GITHUB_PERSONAL_ACCESS_TOKEN=github_pat_... mcp-server-github',
     'mcp-server-github --toolsets repos,issues --read-only',
     'mcp-server-github --repos my-org/*,me/dotfiles --lockdown',
+    'mcp-server-github --check-token --check-repo my-org/app   # which tools the token can use',
     'mcp-server-github --github-host ghe.example.com',
+    'WORK_TOKEN=github_pat_... mcp-server-github --token-for my-employer=WORK_TOKEN   # one token per owner',
     'mcp-server-github --http --port 8080 --host 0.0.0.0 --allowed-host mcp.example.com   # each client sends its own token',
   ],
   async prepare({ flags, selection }, log) {
@@ -87,17 +101,28 @@ await runServer({
     const reposValue = flags.repos ?? process.env.GITHUB_REPOS;
     const timeoutSeconds = integerFlag(flags['request-timeout'], 'request-timeout', DEFAULT_THROTTLE.requestTimeoutMs / 1000, { min: 1, max: 600 });
     const tuning = testTuning();
+    const ownerTokens = parseOwnerTokens(flags['token-for'] ?? (process.env.GITHUB_TOKEN_FOR ? [process.env.GITHUB_TOKEN_FOR] : []), process.env);
+    for (const secret of Object.values(ownerTokens)) registerSecret(secret);
     const config: GithubConfig = {
       apiUrl,
       token,
+      ...(Object.keys(ownerTokens).length > 0 ? { ownerTokens } : {}),
       repos: reposValue !== undefined && reposValue.trim() !== '' ? parseRepoPatterns(reposValue) : undefined,
       lockdown: flags.lockdown === true || truthy(process.env.GITHUB_LOCKDOWN_MODE),
       limits: { ...DEFAULT_LIMITS, ...tuning.limits },
       throttle: { ...DEFAULT_THROTTLE, requestTimeoutMs: timeoutSeconds * 1000, ...tuning.throttle },
       userAgent: `suite-mcp-server-github/${VERSION}`,
     };
+    if (flags['check-repo'] !== undefined && flags['check-token'] !== true) throw new UsageError('--check-repo only applies with --check-token.');
+    if (flags['check-token'] === true) {
+      const [owner = '', name = '', ...rest] = (flags['check-repo'] ?? '').split('/');
+      if (flags['check-repo'] !== undefined && (rest.length > 0 || !isOwnerName(owner) || !isRepoName(name))) throw new UsageError('--check-repo takes OWNER/REPO.');
+      process.stdout.write(await checkToken(config, TOOLS, log, flags['check-repo'] !== undefined ? { owner, repo: name } : undefined));
+      process.exit(0);
+    }
     const fallback = flags['allow-env-token-fallback'] === true;
     if (fallback && !token) throw new UsageError('--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN (or GITHUB_TOKEN) to be set.');
+    if (Object.keys(ownerTokens).length > 0) log.info(`Own tokens for ${Object.keys(ownerTokens).length} owners: ${Object.keys(ownerTokens).join(', ')}`);
     if (!token) log.warning('No GITHUB_PERSONAL_ACCESS_TOKEN: requests are unauthenticated (public data only, 60 requests per hour) unless an HTTP client sends its own token.');
     checkReadOnlyTools(config, selection, log);
     log.info(`GitHub API at ${apiUrl}${config.repos ? `, repositories limited to ${config.repos.length} entries` : ''}${config.lockdown ? ', lockdown mode' : ''}`);

@@ -6,15 +6,18 @@ import type { GithubTool } from './github-tool.js';
 import { issueToFix } from './prompts/issue-to-fix.js';
 import { reviewPullRequest } from './prompts/review-pull-request.js';
 import { repoContentTemplates } from './resources/repo-contents.js';
-import { listWorkflowRuns, getWorkflowRunLogs } from './tools/actions.js';
+import { listWorkflowRuns, getWorkflowRunLogs, listWorkflowJobs } from './tools/actions.js';
+import { cancelWorkflowRun, listWorkflowRunArtifacts, listWorkflows, rerunFailedJobs } from './tools/workflows.js';
 import { createBranch, listBranches, listTags } from './tools/branches.js';
 import { searchCode } from './tools/code-search.js';
+import { getCodeScanningAlert, getDependabotAlert, getSecretScanningAlert, listCodeScanningAlerts, listDependabotAlerts, listSecretScanningAlerts, updateSecurityAlert } from './tools/code-security.js';
 import { getCommit, listCommits } from './tools/commits.js';
 import { getMe } from './tools/context.js';
 import { createOrUpdateFile, deleteFile, getFileContents, pushFiles } from './tools/files.js';
 import { addIssueComment, listIssueComments } from './tools/issue-comments.js';
 import { createIssue, getIssue, listIssues, searchIssues, updateIssue } from './tools/issues.js';
 import { listLabels } from './tools/labels.js';
+import { addSubIssue, listSubIssues, removeSubIssue } from './tools/sub-issues.js';
 import { listNotifications } from './tools/notifications.js';
 import { getPullRequestDiff, getPullRequestFiles } from './tools/pull-request-changes.js';
 import { getPullRequestStatus } from './tools/pull-request-status.js';
@@ -62,6 +65,9 @@ export const TOOLS: readonly GithubTool[] = [
   addIssueComment,
   listIssueComments,
   listLabels,
+  listSubIssues,
+  addSubIssue,
+  removeSubIssue,
   createPullRequest,
   getPullRequest,
   listPullRequests,
@@ -75,8 +81,20 @@ export const TOOLS: readonly GithubTool[] = [
   getPullRequestReviews,
   getPullRequestComments,
   searchUsers,
+  listWorkflows,
   listWorkflowRuns,
+  listWorkflowJobs,
   getWorkflowRunLogs,
+  listWorkflowRunArtifacts,
+  rerunFailedJobs,
+  cancelWorkflowRun,
+  listCodeScanningAlerts,
+  getCodeScanningAlert,
+  listDependabotAlerts,
+  getDependabotAlert,
+  listSecretScanningAlerts,
+  getSecretScanningAlert,
+  updateSecurityAlert,
   listNotifications,
 ];
 

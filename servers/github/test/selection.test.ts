@@ -26,8 +26,10 @@ const ARCHIVED = [
 const WRITES = [
   'create_or_update_file', 'delete_file', 'push_files', 'create_repository', 'fork_repository', 'create_branch', 'create_issue', 'update_issue',
   'add_issue_comment', 'create_pull_request', 'merge_pull_request', 'update_pull_request_branch', 'create_pull_request_review',
+  'rerun_failed_jobs', 'cancel_workflow_run', 'update_security_alert', 'add_sub_issue', 'remove_sub_issue',
 ];
-const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue', 'merge_pull_request'];
+const ALL_TOOLS = 55;
+const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue', 'merge_pull_request', 'cancel_workflow_run'];
 
 describe('toolsets', () => {
   it('default: context, repos, issues, pull_requests and users; every tool name of the archived server is there', async () => {
@@ -41,7 +43,7 @@ describe('toolsets', () => {
   it('every tool is annotated explicitly: open world, read-only exactly when it writes nothing, destructive where it replaces or deletes', async () => {
     const gh = await world.connect({}, { toolsets: ['all'] });
     const { tools } = await gh.client.listTools();
-    expect(tools).toHaveLength(40);
+    expect(tools).toHaveLength(ALL_TOOLS);
     for (const tool of tools) {
       expect(tool.annotations, tool.name).toEqual({
         title: expect.any(String),
@@ -88,7 +90,7 @@ describe('toolsets', () => {
 
   it('--toolsets picks toolsets, --tools adds single tools on top', async () => {
     const actions = await world.connect({}, { toolsets: ['actions'] });
-    expect(await actions.toolNames()).toEqual(['list_workflow_runs', 'get_workflow_run_logs']);
+    expect(await actions.toolNames()).toEqual(['list_workflows', 'list_workflow_runs', 'list_workflow_jobs', 'get_workflow_run_logs', 'list_workflow_run_artifacts', 'rerun_failed_jobs', 'cancel_workflow_run']);
     const plus = await world.connect({}, { toolsets: ['context'], tools: ['list_notifications'] });
     expect(await plus.toolNames()).toEqual(['get_me', 'list_notifications']);
   });
@@ -106,7 +108,7 @@ describe('read-only mode wins over everything', () => {
   it('removes every write tool, whatever the toolsets or --tools ask for', async () => {
     const gh = await world.connect({}, { readOnly: true, toolsets: ['all'], tools: ['create_issue', 'merge_pull_request'] });
     const names = await gh.toolNames();
-    expect(names).toHaveLength(40 - WRITES.length);
+    expect(names).toHaveLength(ALL_TOOLS - WRITES.length);
     for (const write of WRITES) expect(names).not.toContain(write);
     const error = await protocolError(gh.callTool('create_issue', { owner: 'acme', repo: 'widgets', title: 'x' }));
     expect(error.message).toBe('Unknown tool: create_issue');

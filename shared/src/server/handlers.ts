@@ -99,7 +99,7 @@ export function installHandlers(sdk: Server, host: HandlerHost): void {
         inputSchema: (host.era === 'modern' ? { $schema: JSON_SCHEMA_2020_12, ...inputSchema } : inputSchema) as { type: 'object' },
         ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as { type: 'object' } } : {}),
         annotations: { ...tool.annotations },
-        ...(tool.app ? { _meta: toolAppMeta(tool.app) } : {}),
+        ...(tool.app || tool.meta ? { _meta: { ...tool.meta, ...(tool.app ? toolAppMeta(tool.app) : {}) } } : {}),
       };
     }),
   }));

@@ -50,6 +50,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * gated like any other (toolsets, read-only mode, limits), and is unknown to clients without apps.
    */
   app?: ToolApp;
+  /**
+   * Facts about the tool for clients and tooling, not for the model (the permission it needs, say),
+   * sent as the tool's `_meta` in tools/list beside any app's keys. Namespace the keys
+   * (`io.example/key`): `_meta` is shared with the protocol and extensions.
+   */
+  meta?: Readonly<Record<string, unknown>>;
   // Method syntax on purpose: a list of tools with different schemas is then a list of AnyTool.
   handler(args: z.output<I>, ctx: RequestContext): Promise<ToolReply<O extends z.ZodObject ? z.output<O> : undefined>>;
 }

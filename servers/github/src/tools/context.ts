@@ -9,6 +9,7 @@ export const getMe = githubTool({
   input: z.object({}),
   annotations: { title: 'Get me', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'no special permission',
+  scope: 'none',
   run: async (_args, { api }) => {
     const { data: me } = await api.rest.users.getAuthenticated();
     return [

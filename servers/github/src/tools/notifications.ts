@@ -9,7 +9,8 @@ export const listNotifications = githubTool({
   description: 'Lists your notifications (unread only unless all).',
   input: z.object({ all: z.boolean().optional(), participating: z.boolean().optional(), since: z.string().optional(), ...pageParams }),
   annotations: { title: 'List notifications', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
-  permission: 'Notifications: read (classic token: notifications scope)',
+  permission: 'none: fine-grained tokens cannot read notifications',
+  scope: 'notifications',
   run: async ({ all, participating, since, ...rest }, { api }) => {
     const page = paging(rest);
     const { data, headers } = await api.rest.activity.listNotificationsForAuthenticatedUser({

@@ -10,6 +10,7 @@ export const searchUsers = githubTool({
   input: z.object({ q: text, ...pageParams }),
   annotations: { title: 'Search users', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'no special permission',
+  scope: 'none',
   run: async ({ q, ...rest }, { api }) => {
     const page = paging(rest);
     const { data, headers } = await api.rest.search.users({ q, ...page });

@@ -7,7 +7,7 @@ import { simpleUser } from './users.js';
 /** Where job logs are "stored": GitHub redirects the logs endpoint to short-lived blob storage. */
 export const LOG_STORAGE = '/_blob-storage/job-logs';
 
-function runShape(ctx: RouteContext, repo: FakeRepo, run: FakeRun): WorkflowRun {
+export function runShape(ctx: RouteContext, repo: FakeRepo, run: FakeRun): WorkflowRun {
   const base = ctx.api(`/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}`);
   const commit = repo.commits.get(run.headSha);
   return {
@@ -30,7 +30,7 @@ function runShape(ctx: RouteContext, repo: FakeRepo, run: FakeRun): WorkflowRun 
     updated_at: run.createdAt,
     actor: simpleUser(ctx, repo.owner),
     triggering_actor: simpleUser(ctx, repo.owner),
-    run_attempt: 1,
+    run_attempt: run.attempt ?? 1,
     run_started_at: run.createdAt,
     jobs_url: `${base}/jobs`,
     logs_url: `${base}/logs`,
@@ -51,6 +51,7 @@ function jobShape(ctx: RouteContext, repo: FakeRepo, run: FakeRun, job: FakeJob)
     id: job.id,
     run_id: run.id,
     run_url: `${base}/runs/${run.id}`,
+    run_attempt: run.attempt ?? 1,
     node_id: `J_${job.id}`,
     head_sha: run.headSha,
     url: `${base}/jobs/${job.id}`,
@@ -61,7 +62,14 @@ function jobShape(ctx: RouteContext, repo: FakeRepo, run: FakeRun, job: FakeJob)
     started_at: run.createdAt,
     completed_at: job.status === 'completed' ? run.createdAt : null,
     name: job.name,
-    steps: [],
+    steps: (job.steps ?? []).map((step) => ({
+      name: step.name,
+      number: step.number,
+      status: step.status,
+      conclusion: step.conclusion,
+      started_at: run.createdAt,
+      completed_at: step.status === 'completed' ? run.createdAt : null,
+    })),
     check_run_url: ctx.api(`/repos/${repo.owner}/${repo.name}/check-runs/${job.id}`),
     labels: ['ubuntu-latest'],
     runner_id: null,
@@ -98,7 +106,7 @@ const workflowRuns: Handler = (ctx) => {
   return listRuns(ctx, repo, runs);
 };
 
-function findJob(repo: FakeRepo, id: number): { run: FakeRun; job: FakeJob } | undefined {
+export function findJob(repo: FakeRepo, id: number): { run: FakeRun; job: FakeJob } | undefined {
   for (const run of repo.runs) {
     const job = run.jobs.find((j) => j.id === id);
     if (job) return { run, job };

@@ -84,7 +84,15 @@ export function repoFor(ctx: RouteContext, access: 'read' | 'write' | 'admin', p
   if (!repo) throw notFound();
   const role = ctx.state.permissionOf(repo, ctx.viewer?.login);
   if (repo.private && role === undefined) throw notFound();
-  if (access === 'read') return repo;
+  // A fine-grained token without the permission: GitHub hides a private repository's resources (404) and names the permission on a write (403).
+  const granted = ctx.token?.permissions ? (ctx.token.permissions[permission] ?? 'none') : undefined;
+  if (access === 'read') {
+    if (granted === 'none' && repo.private) throw notFound();
+    return repo;
+  }
+  if (granted !== undefined && granted !== 'write') {
+    throw new HttpFailure(403, 'Resource not accessible by personal access token', { headers: { 'x-accepted-github-permissions': `${permission}=write` } });
+  }
   if (!ctx.viewer) throw new HttpFailure(401, 'Requires authentication');
   const needed = access === 'admin' ? RANK.admin : RANK.write;
   if (!ctx.token?.canWrite || role === undefined || RANK[role] < needed) {

@@ -11,7 +11,10 @@ import { pullRoutes } from './pulls.js';
 import { releaseRoutes } from './releases.js';
 import { repoRoutes } from './repos.js';
 import { GithubState } from './state.js';
+import { securityRoutes } from './security.js';
+import { subIssueRoutes } from './sub-issues.js';
 import { userRoutes } from './users.js';
+import { workflowRoutes } from './workflows.js';
 
 export { GithubState } from './state.js';
 export type * from './state.js';
@@ -114,7 +117,8 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
         if (!(error instanceof HttpFailure)) throw error;
         response = json(errorBody(error.status, error.message, error.extra.errors), error.status, error.extra.headers ?? {});
       }
-      return { ...response, headers: { ...rateHeaders(key, resource, !viewer, spent), ...response.headers } };
+      const scopes: Record<string, string> = info?.scopes ? { 'x-oauth-scopes': info.scopes.join(', ') } : {};
+      return { ...response, headers: { ...rateHeaders(key, resource, !viewer, spent), ...scopes, ...response.headers } };
     };
 
   // Registered first so that it loses to every real route: GitHub's 404 body for unknown paths.
@@ -133,7 +137,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   };
   upstream.rewrite(`${basePath}/repositories/:id`, byId);
   upstream.rewrite(`${basePath}/repositories/:id/*rest`, byId);
-  for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, notificationRoutes, codeSearchRoutes]) {
+  for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, subIssueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, workflowRoutes, securityRoutes, notificationRoutes, codeSearchRoutes]) {
     register(router);
   }
   storage.route('GET', `${LOG_STORAGE}/:owner/:repo/:job`, async (req) =>

@@ -90,7 +90,7 @@ function commentShape(ctx: RouteContext, repo: FakeRepo, comment: FakeComment): 
 }
 
 /** Issues on a repository with issues turned off answer 410, as on GitHub. */
-function issuesRepo(ctx: RouteContext, access: 'read' | 'write'): FakeRepo {
+export function issuesRepo(ctx: RouteContext, access: 'read' | 'write'): FakeRepo {
   const repo = repoFor(ctx, access === 'write' ? 'read' : access);
   if (!repo.hasIssues) throw new HttpFailure(410, 'Issues are disabled for this repo');
   if (access === 'write') {
@@ -100,7 +100,7 @@ function issuesRepo(ctx: RouteContext, access: 'read' | 'write'): FakeRepo {
   return repo;
 }
 
-function issueOf(ctx: RouteContext, repo: FakeRepo): FakeIssue {
+export function issueOf(ctx: RouteContext, repo: FakeRepo): FakeIssue {
   const issue = repo.issues.find((i) => i.number === Number(ctx.req.params.number));
   if (!issue) throw notFound();
   return issue;

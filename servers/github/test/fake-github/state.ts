@@ -25,6 +25,13 @@ export interface FakeUser {
 export interface FakeToken {
   login: string;
   canWrite: boolean;
+  /**
+   * A fine-grained token's repository permissions (`actions: 'read'`), when the test gives them:
+   * a permission it lacks is a 404 on a private repository's reads and a 403 naming it on writes.
+   */
+  permissions?: Partial<Record<string, 'read' | 'write'>>;
+  /** A classic token's scopes, answered in x-oauth-scopes (GitHub sends it only for classic tokens). */
+  scopes?: string[];
 }
 
 export interface FakeCommit {
@@ -53,6 +60,8 @@ export interface FakeIssue {
   closedAt: string | null;
   /** Set when this number is a pull request. */
   pull?: FakePull;
+  /** Its sub-issues, by GitHub id (of issues in any repository). */
+  subIssueIds?: number[];
 }
 
 export interface FakePull {
@@ -138,6 +147,30 @@ export interface FakeJob {
   status: 'queued' | 'in_progress' | 'completed';
   conclusion: 'success' | 'failure' | 'cancelled' | 'skipped' | null;
   log: string;
+  steps?: FakeStep[];
+}
+
+export interface FakeStep {
+  number: number;
+  name: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: 'success' | 'failure' | 'cancelled' | 'skipped' | null;
+}
+
+export interface FakeWorkflow {
+  id: number;
+  name: string;
+  /** The file under .github/workflows/. */
+  file: string;
+  state: 'active' | 'disabled_manually' | 'disabled_inactivity';
+}
+
+export interface FakeArtifact {
+  id: number;
+  name: string;
+  sizeInBytes: number;
+  expired: boolean;
+  createdAt: string;
 }
 
 export interface FakeRun {
@@ -153,6 +186,9 @@ export interface FakeRun {
   headSha: string;
   createdAt: string;
   jobs: FakeJob[];
+  artifacts?: FakeArtifact[];
+  /** Raised by a rerun. */
+  attempt?: number;
 }
 
 export interface FakeRepo {
@@ -185,6 +221,53 @@ export interface FakeRepo {
   checkRuns: Map<string, FakeCheckRun[]>;
   releases: FakeRelease[];
   runs: FakeRun[];
+  workflows?: FakeWorkflow[];
+  codeScanningAlerts?: FakeCodeScanningAlert[];
+  dependabotAlerts?: FakeDependabotAlert[];
+  secretScanningAlerts?: FakeSecretScanningAlert[];
+}
+
+export interface FakeCodeScanningAlert {
+  number: number;
+  state: 'open' | 'dismissed' | 'fixed';
+  dismissedReason: string | null;
+  dismissedComment: string | null;
+  ruleId: string;
+  severity: 'error' | 'warning' | 'note';
+  securitySeverity: 'critical' | 'high' | 'medium' | 'low' | null;
+  description: string;
+  help: string | null;
+  tool: string;
+  path: string;
+  line: number;
+  message: string;
+}
+
+export interface FakeDependabotAlert {
+  number: number;
+  state: 'open' | 'dismissed' | 'fixed' | 'auto_dismissed';
+  dismissedReason: string | null;
+  ecosystem: string;
+  name: string;
+  manifest: string;
+  ghsa: string;
+  cve: string | null;
+  summary: string;
+  description: string;
+  severity: 'critical' | 'high' | 'medium' | 'low';
+  range: string;
+  patched: string | null;
+}
+
+export interface FakeSecretScanningAlert {
+  number: number;
+  state: 'open' | 'resolved';
+  resolution: string | null;
+  resolutionComment: string | null;
+  secretType: string;
+  displayName: string;
+  /** The leaked value: GitHub answers it unless asked with hide_secret. */
+  secret: string;
 }
 
 export interface FakeNotification {
