@@ -1,4 +1,5 @@
 import { ToolError, type Logger, type RequestContext } from '@suite/shared';
+import { oauthGrantOf } from '@suite/shared/auth';
 import type { GithubConfig } from './config.js';
 import { GithubClients, runWithSignal, type GithubApi } from './github-client.js';
 import { githubFailure } from './github-errors.js';
@@ -46,20 +47,25 @@ export class GithubSession {
   }
 
   /**
-   * The token a request acts with: the session's bearer token over HTTP (shared checked it; the
-   * environment token only stands in when the operator allowed that), else the operator's token.
+   * The token a request acts with. In OAuth mode, the GitHub token the calling principal authorized
+   * (asked for through a URL elicitation when there is none yet): never the MCP request's own token,
+   * which is for this server alone. Otherwise the session's bearer token over HTTP (shared checked
+   * it; the environment token only stands in when the operator allowed that), else the operator's.
    */
-  private tokenFor(ctx: RequestContext): string | undefined {
-    return ctx.auth?.token ?? this.config.token;
+  private async tokenFor(ctx: RequestContext): Promise<string | undefined> {
+    const authorizations = this.config.authorizations;
+    if (!authorizations) return ctx.auth?.token ?? this.config.token;
+    const grant = oauthGrantOf(ctx.auth);
+    if (!grant) throw ToolError.accessDenied('This call carries no signed-in user, so it cannot act on GitHub.');
+    return authorizations.tokenFor(grant.key, ctx);
   }
 
   /**
    * What removes the tokens this call could expose: the one it acts with and the operator's (which
    * the process holds whatever the session), in every recognised form (token-redaction.ts).
    */
-  redactorFor(ctx: RequestContext): TokenRedactor {
-    const token = this.tokenFor(ctx);
-    const key = `${token ?? ''}\n${this.config.token ?? ''}`;
+  private redactorWith(token: string | undefined, ctx: RequestContext): TokenRedactor {
+    const key = `${token ?? ''}\n${this.config.token ?? ''}\n${ctx.auth?.token ?? ''}`;
     let redactor = this.redactors.get(key);
     if (!redactor) {
       redactor = new TokenRedactor([token, this.config.token, ctx.auth?.token]);
@@ -70,7 +76,7 @@ export class GithubSession {
 
   /** `notes`, if given, collects what the caller should add to its answer (a redirect GitHub led the call through). */
   async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[]): Promise<T> {
-    const token = this.tokenFor(ctx);
+    const token = await this.tokenFor(ctx);
     const api = this.clients.forToken(token);
     const budgetMs = this.config.throttle.requestTimeoutMs;
     const deadline = AbortSignal.timeout(budgetMs);
@@ -94,12 +100,15 @@ export class GithubSession {
     // Whatever the call returns or fails with passes the token redactor on its way out, so no
     // answer, note or error of any tool, resource, prompt or completion carries a token, however
     // GitHub echoed it (token-redaction.ts).
-    const redactor = this.redactorFor(ctx);
+    const redactor = this.redactorWith(token, ctx);
     try {
       const result = await runWithSignal(signal, () => fn(call), notes);
       if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
       return redactor.redactDeep(result);
     } catch (error) {
+      // GitHub no longer takes the principal's token (revoked, expired): forget it, so the next call asks again.
+      const grant = this.config.authorizations ? oauthGrantOf(ctx.auth) : undefined;
+      if (grant && (error as { status?: unknown }).status === 401) await this.config.authorizations!.forget(grant.key);
       if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
       const failure = githubFailure(error, {
         permission,

@@ -1,0 +1,181 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { freePort, startAuthorizationServer, type TestAuthorizationServer } from '@suite/test-kit/oauth';
+import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
+import { BIN, seed } from './helpers.js';
+
+/**
+ * OAuth mode without token passthrough: the MCP client signs in at a real authorization server
+ * (oidc-provider); the server, as GitHub's OAuth client, asks each principal to authorize GitHub
+ * once (URL-mode elicitation, input_required in 2026-07-28), takes GitHub's callback on its own
+ * HTTP server, and acts with the stored token. The fake GitHub's authorize page approves at once.
+ */
+const APP = { clientId: 'Iv1.testapp0001', clientSecret: 'app-secret-7d1e0c95b2a84f63' };
+const SCOPE = 'github:read github:write';
+const ERAS = ['2025-11-25', '2026-07-28'] as const;
+
+let fake: FakeGithub;
+let as: TestAuthorizationServer;
+let child: ChildProcess;
+let stderr = '';
+let url: string;
+
+async function connect(clientName: string, era: (typeof ERAS)[number], capabilities: Record<string, unknown>): Promise<Client> {
+  const { clientId, clientSecret } = as.clients[clientName]!;
+  const client = new Client({ name: 'github-oauth-test', version: '0' }, { capabilities, versionNegotiation: { mode: era === '2026-07-28' ? { pin: era } : 'legacy' } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: as.issuer, scope: SCOPE }) }));
+  return client;
+}
+
+/** What a user's browser does with the link: follows GitHub's redirect to our callback, and reads the page. */
+async function visit(link: string): Promise<{ status: number; page: string; at: string }> {
+  const response = await fetch(link);
+  return { status: response.status, page: await response.text(), at: response.url };
+}
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  return (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+}
+
+beforeAll(async () => {
+  fake = await startFakeGithub();
+  seed(fake);
+  as = await startAuthorizationServer({ clients: { alice: SCOPE, bob: SCOPE, carol: SCOPE, dave: SCOPE }, scopes: ['github:read', 'github:write'] });
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}/mcp`;
+  fake.oauth.register({ ...APP, callbackUrl: `http://127.0.0.1:${port}/oauth/callback/github` });
+  const env = { ...process.env, GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: '', GITHUB_TOKEN: '', GITHUB_OAUTH_CLIENT_ID: APP.clientId, GITHUB_OAUTH_CLIENT_SECRET: APP.clientSecret, SUITE_GITHUB_TEST_SIGN_IN_WAIT_MS: '10000' };
+  child = spawn(process.execPath, [BIN, '--http', '--port', String(port), '--auth-issuer', as.issuer, '--public-url', url, '--log-level', 'debug'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const deadline = Date.now() + 20_000;
+  while (!stderr.includes('listening on')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}, 30_000);
+
+afterAll(async () => {
+  child?.kill('SIGTERM');
+  await as?.close();
+  await fake?.close();
+});
+
+describe('github in OAuth mode: the server is GitHub\'s OAuth client, no token passthrough', () => {
+  it('asks each principal to authorize GitHub once through a URL elicitation, then acts as that user, in both eras', async () => {
+    // Each era signs in as its own principal (another OAuth client), so each starts unauthorized.
+    for (const [era, who, login] of [
+      ['2025-11-25', 'alice', 'alice'],
+      ['2026-07-28', 'bob', 'bob'],
+    ] as const) {
+      fake.oauth.signedInAs = login;
+      const client = await connect(who, era, { elicitation: { url: {} } });
+      const asked: { mode?: string; url?: string; message?: string }[] = [];
+      client.setRequestHandler('elicitation/create', async (request) => {
+        const params = request.params as { mode?: string; url?: string; message?: string };
+        asked.push(params);
+        const visited = await visit(params.url!);
+        expect(visited.status, visited.page).toBe(200);
+        expect(visited.page).toContain('GitHub is connected');
+        return { action: 'accept' };
+      });
+      try {
+        const issuedBefore = fake.oauth.issued.length;
+        const first = await client.callTool({ name: 'get_me', arguments: {} });
+        expect(first.isError, textOf(first)).toBeFalsy();
+        expect(textOf(first)).toContain(`@${login}`);
+        expect(asked).toHaveLength(1);
+        const link = new URL(asked[0]!.url!);
+        expect(asked[0]!.mode ?? 'url').toBe('url');
+        expect(link.origin + link.pathname).toBe(`${fake.url}/login/oauth/authorize`);
+        expect(link.searchParams.get('client_id')).toBe(APP.clientId);
+        expect(link.searchParams.get('code_challenge_method')).toBe('S256');
+        expect(link.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+        // The GitHub calls carried the token GitHub issued for this user, never the MCP access token.
+        expect(fake.oauth.issued.length).toBe(issuedBefore + 1);
+        const issued = fake.oauth.issued.at(-1)!;
+        const seen = fake.requests.filter((r) => r.path === '/user').map(tokenOf);
+        expect(seen.at(-1)).toBe(issued);
+
+        // Authorized now: the next call asks nothing.
+        const second = await client.callTool({ name: 'get_me', arguments: {} });
+        expect(textOf(second)).toContain(`@${login}`);
+        expect(asked).toHaveLength(1);
+        // A replayed callback (the same link again) finds its state used.
+        const replay = await visit(link.toString());
+        expect(replay.status).toBe(400);
+        expect(replay.page).toMatch(/expired or was already used/);
+        expect(fake.oauth.issued.length).toBe(issuedBefore + 1);
+      } finally {
+        await client.close();
+      }
+    }
+  });
+
+  it('gives a client without URL elicitation an error result with the link and what to do; after the visit the call works', async () => {
+    fake.oauth.signedInAs = 'carol';
+    for (const era of ERAS) {
+      // One principal for both eras: once carol has authorized (in the first era), the second asks nothing.
+      const client = await connect('carol', era, {});
+      try {
+        const first = await client.callTool({ name: 'get_me', arguments: {} });
+        if (era === '2025-11-25') {
+          expect(first.isError).toBe(true);
+          const text = textOf(first);
+          expect(text).toMatch(/Open this link in a browser, sign in to GitHub and approve the app/);
+          expect(text).toMatch(/then call the tool again/);
+          const link = /(http:\/\/\S+\/login\/oauth\/authorize\S+)/.exec(text)![1]!;
+          const visited = await visit(link);
+          expect(visited.page).toContain('GitHub is connected');
+          const again = await client.callTool({ name: 'get_me', arguments: {} });
+          expect(textOf(again)).toContain('@carol');
+        } else {
+          expect(first.isError, textOf(first)).toBeFalsy();
+          expect(textOf(first)).toContain('@carol');
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  });
+
+  it('reports a declined GitHub authorization as an error result, and stores nothing', async () => {
+    fake.oauth.signedInAs = 'mallory';
+    fake.oauth.decline = true;
+    const client = await connect('dave', '2025-11-25', { elicitation: { url: {} } });
+    let page = '';
+    client.setRequestHandler('elicitation/create', async (request) => {
+      page = (await visit((request.params as { url: string }).url)).page;
+      return { action: 'decline' };
+    });
+    try {
+      const result = await client.callTool({ name: 'get_me', arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/GitHub authorization was declined/);
+      expect(page).toMatch(/did not authorize/);
+    } finally {
+      fake.oauth.decline = false;
+      await client.close();
+    }
+  });
+
+  it('refuses forged, unknown and malformed callbacks without echoing them', async () => {
+    const callback = new URL('/oauth/callback/github', url);
+    for (const query of ['', '?code=abc', '?code=abc&state=not-a-state-we-made-0123456789', '?state=<script>alert(1)</script>&code=x']) {
+      const response = await fetch(callback + query);
+      const page = await response.text();
+      expect(response.status).toBe(400);
+      expect(page).not.toContain('<script>');
+      expect(page).not.toContain('abc');
+    }
+    expect(fake.oauth.exchanges.every((e) => e.ok)).toBe(true);
+  });
+
+  it('never writes a GitHub token, the app secret or an MCP access token to its log', () => {
+    expect(fake.oauth.issued.length).toBeGreaterThanOrEqual(3);
+    for (const token of fake.oauth.issued) expect(stderr).not.toContain(token);
+    expect(stderr).not.toContain(APP.clientSecret);
+    expect(stderr).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
+    expect(stderr).toMatch(/GitHub authorization stored/);
+  });
+});
