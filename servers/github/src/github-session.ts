@@ -57,7 +57,10 @@ export class GithubSession {
     if (!authorizations) return ctx.auth?.token ?? this.config.token;
     const grant = oauthGrantOf(ctx.auth);
     if (!grant) throw ToolError.accessDenied('This call carries no signed-in user, so it cannot act on GitHub.');
-    return authorizations.tokenFor(grant.key, ctx);
+    const token = await authorizations.tokenFor(grant.key, ctx);
+    // Redacted from this session's log lines and errors like any session credential.
+    ctx.secrets.add(token);
+    return token;
   }
 
   /**

@@ -1,7 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { freePort, startAuthorizationServer, type TestAuthorizationServer } from '@suite/test-kit/oauth';
+import { requestStateKeyFile, startHaproxy, startPrivateRedis, startReplicas, type LoadBalancer, type PrivateRedis } from '@suite/test-kit/replicas';
 import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
 import { BIN, seed } from './helpers.js';
 
@@ -41,7 +45,7 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
 beforeAll(async () => {
   fake = await startFakeGithub();
   seed(fake);
-  as = await startAuthorizationServer({ clients: { alice: SCOPE, bob: SCOPE, carol: SCOPE, dave: SCOPE }, scopes: ['github:read', 'github:write'] });
+  as = await startAuthorizationServer({ clients: { alice: SCOPE, bob: SCOPE, carol: SCOPE, dave: SCOPE, erin: SCOPE }, scopes: ['github:read', 'github:write'] });
   const port = await freePort();
   url = `http://127.0.0.1:${port}/mcp`;
   fake.oauth.register({ ...APP, callbackUrl: `http://127.0.0.1:${port}/oauth/callback/github` });
@@ -178,4 +182,69 @@ describe('github in OAuth mode: the server is GitHub\'s OAuth client, no token p
     expect(stderr).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
     expect(stderr).toMatch(/GitHub authorization stored/);
   });
+});
+
+describe('github in OAuth mode on two replicas sharing Redis', () => {
+  it('keeps the authorization sealed in Redis, where every replica finds it: one sign-in, calls served by both', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-oauth-replicas-'));
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}/mcp`;
+    const app = { clientId: 'Iv1.replicas0002', clientSecret: 'replica-app-secret-91c0d2' };
+    fake.oauth.register({ ...app, callbackUrl: `http://127.0.0.1:${port}/oauth/callback/github` });
+    fake.oauth.signedInAs = 'alice';
+    let replicas: Awaited<ReturnType<typeof startReplicas>> = [];
+    let lb: LoadBalancer | undefined;
+    // A Redis of the test's own: nothing is left behind in the machine's, whatever else runs.
+    let redis: PrivateRedis | undefined;
+    try {
+      redis = await startPrivateRedis();
+      const args = ['--auth-issuer', as.issuer, '--public-url', publicUrl, '--redis-url', redis.url, '--request-state-key-file', await requestStateKeyFile(dir)];
+      const env = { GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: '', GITHUB_TOKEN: '', GITHUB_OAUTH_CLIENT_ID: app.clientId, GITHUB_OAUTH_CLIENT_SECRET: app.clientSecret, GITHUB_TOKEN_ENCRYPTION_KEY: 'a shared sealing key of at least thirty-two bytes' };
+      replicas = await startReplicas(BIN, args, 2, env);
+      lb = await startHaproxy(replicas, dir, port);
+      const { clientId, clientSecret } = as.clients.erin!;
+      const signIn = (era: (typeof ERAS)[number]): Promise<Client> => {
+        const client = new Client({ name: 'replicas', version: '0' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: era === '2026-07-28' ? { pin: era } : 'legacy' } });
+        return client.connect(new StreamableHTTPClientTransport(new URL(publicUrl), { authProvider: new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: as.issuer, scope: SCOPE }) })).then(() => client);
+      };
+      let asked = 0;
+      const first = await signIn('2025-11-25');
+      first.setRequestHandler('elicitation/create', async (request) => {
+        asked += 1;
+        // The callback reaches whichever replica haproxy picks; the pending sign-in is in Redis.
+        expect((await visit((request.params as { url: string }).url)).page).toContain('GitHub is connected');
+        return { action: 'accept' };
+      });
+      expect(textOf(await first.callTool({ name: 'get_me', arguments: {} }))).toContain('@alice');
+      await first.close();
+      expect(asked).toBe(1);
+      const issued = fake.oauth.issued.at(-1)!;
+      // 2026-07-28 requests are stateless: haproxy spreads them over both replicas, and each finds the authorization.
+      const later = await signIn('2026-07-28');
+      later.setRequestHandler('elicitation/create', async () => {
+        asked += 1;
+        return { action: 'decline' };
+      });
+      try {
+        for (let i = 0; i < 4; i++) expect(textOf(await later.callTool({ name: 'get_me', arguments: {} }))).toContain('@alice');
+      } finally {
+        await later.close();
+      }
+      expect(asked).toBe(1);
+      expect((await lb.served()).every((n) => n > 0)).toBe(true);
+      // At rest in Redis: one sealed record, the token nowhere in the clear.
+      const cli = (...command: string[]): string => spawnSync('redis-cli', ['-u', redis!.url, ...command], { encoding: 'utf8' }).stdout.trim();
+      const keys = cli('--scan', '--pattern', '*secrets:github-oauth:token:*').split('\n').filter(Boolean);
+      expect(keys).toHaveLength(1);
+      const sealed = cli('GET', keys[0]!);
+      expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+      expect(sealed).not.toContain(issued);
+      expect(keys[0]).not.toContain(issued);
+    } finally {
+      await lb?.stop();
+      await Promise.all(replicas.map((r) => r.server.stop()));
+      await redis?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
