@@ -111,7 +111,10 @@ export class GithubSession {
     } catch (error) {
       // GitHub no longer takes the principal's token (revoked, expired): forget it, so the next call asks again.
       const grant = this.config.authorizations ? oauthGrantOf(ctx.auth) : undefined;
-      if (grant && (error as { status?: unknown }).status === 401) await this.config.authorizations!.forget(grant.key);
+      if (grant && (error as { status?: unknown }).status === 401) {
+        await this.config.authorizations!.forget(grant.key);
+        throw ToolError.accessDenied('GitHub no longer accepts your authorization of this server (revoked or expired). Call the tool again to authorize it anew.');
+      }
       if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
       const failure = githubFailure(error, {
         permission,

@@ -143,6 +143,24 @@ describe('github in OAuth mode: the server is GitHub\'s OAuth client, no token p
     }
   });
 
+  it('forgets an authorization GitHub no longer accepts (revoked), and asks again on the next call', async () => {
+    const carols = fake.oauth.issued.filter((t) => fake.state.tokens.get(t)?.login === 'carol');
+    expect(carols).toHaveLength(1);
+    fake.state.tokens.delete(carols[0]!);
+    const client = await connect('carol', '2025-11-25', {});
+    try {
+      const refused = await client.callTool({ name: 'get_me', arguments: {} });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/GitHub no longer accepts your authorization of this server \(revoked or expired\)\. Call the tool again/);
+      expect(textOf(refused)).not.toContain(carols[0]!);
+      const again = await client.callTool({ name: 'get_me', arguments: {} });
+      expect(again.isError).toBe(true);
+      expect(textOf(again)).toMatch(/Open this link in a browser/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('reports a declined GitHub authorization as an error result, and stores nothing', async () => {
     fake.oauth.signedInAs = 'mallory';
     fake.oauth.decline = true;
