@@ -143,3 +143,6 @@ export {
 } from './apps/schema.js';
 export { schemaViewResource, schemaViewUri } from './apps/schema-view.js';
 export { withApps } from './apps/attach.js';
+// What a server's handlers need of OAuth mode without loading the token verifier or Redis (those stay in ./auth).
+export { oauthGrantOf, type OAuthGrant, type Principal } from './auth/principal.js';
+export { SecretStoreUnavailable, type SecretStore } from './auth/secret-store.js';

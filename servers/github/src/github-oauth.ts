@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { ToolError, type HttpRoute, type Logger, type RequestContext } from '@suite/shared';
-import { SecretStoreUnavailable, type SecretStore } from '@suite/shared/auth';
+import { SecretStoreUnavailable, ToolError, type HttpRoute, type Logger, type RequestContext, type SecretStore } from '@suite/shared';
 
 /** Where GitHub's callback reaches this server (at the origin of --public-url). */
 export const CALLBACK_PATH = '/oauth/callback/github';

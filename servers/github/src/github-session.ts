@@ -1,5 +1,4 @@
-import { ToolError, type Logger, type RequestContext } from '@suite/shared';
-import { oauthGrantOf } from '@suite/shared/auth';
+import { ToolError, oauthGrantOf, type Logger, type RequestContext } from '@suite/shared';
 import type { GithubConfig } from './config.js';
 import { GithubClients, runWithSignal, type GithubApi } from './github-client.js';
 import { githubFailure } from './github-errors.js';

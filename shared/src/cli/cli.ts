@@ -10,8 +10,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transpo
 import { terminateAllProcesses } from '../process/process.js';
 import type { ToolSelection, ToolsetInfo } from '../server/toolsets.js';
 import { serveHttp, serveStdio, type Authenticator, type HttpRoute, type RunningTransport, type SessionFactory } from '../transports/serve.js';
-import { MemorySecretStore, RedisSecretStore, SecretSealer, type SecretStore } from '../auth/secret-store.js';
-import type { RedisLink } from '../replicas/redis-link.js';
+import { MemorySecretStore, SecretSealer, type SecretStore } from '../auth/secret-store.js';
 import type { ProtectedResource } from '../auth/protected-resource.js';
 
 export { UsageError };
@@ -284,7 +283,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   let running: RunningTransport | undefined;
   let relay: { close(): Promise<void> } | undefined;
   let sessionDirectory: RedisSessionDirectory | undefined;
-  let redisLink: RedisLink | undefined;
+  /** With --redis-url: how to keep users' secrets in Redis (loaded with the other Redis modules). */
+  let redisSecrets: ((namespace: string, sealer: SecretSealer) => SecretStore) | undefined;
   let prepared: PreparedServer | undefined;
   let stopping = false;
   async function shutdown(reason: string): Promise<void> {
@@ -328,15 +328,16 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const redisUrl = (values['redis-url'] as string | undefined) ?? process.env.MCP_REDIS_URL;
     if (redisUrl !== undefined && !http) throw new UsageError('--redis-url (MCP_REDIS_URL) joins HTTP replicas; it applies only with --http.');
     if (redisUrl !== undefined) {
-      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }, { RedisSharedLimits }] = await Promise.all([
+      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }, { RedisSharedLimits }, { RedisSecretStore }] = await Promise.all([
         import('../replicas/redis-link.js'),
         import('../replicas/redis-relay.js'),
         import('../replicas/session-directory.js'),
         import('../replicas/redis-limits.js'),
+        import('../auth/redis-secret-store.js'),
       ]);
       const prefix = (values['redis-prefix'] as string | undefined) ?? process.env.MCP_REDIS_PREFIX ?? `suite:${spec.bin.replace(/^mcp-server-/, '')}:`;
       const link = new RedisLink(redisUrl, log.child('redis'), { prefix });
-      redisLink = link;
+      redisSecrets = (namespace, sealer) => new RedisSecretStore(link, namespace, sealer);
       const changes = new RedisChangeRelay(link);
       relay = {
         close: async () => {
@@ -354,8 +355,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const httpInfo: HttpServiceInfo | undefined = http
       ? {
           oauthPublicUrl: oauthIssuer !== undefined ? nonEmpty((values['public-url'] as string | undefined) ?? process.env.MCP_PUBLIC_URL) : undefined,
-          replicated: redisLink !== undefined,
-          secretStore: (namespace, key) => (redisLink ? new RedisSecretStore(redisLink, namespace, new SecretSealer(key)) : new MemorySecretStore(new SecretSealer(key))),
+          replicated: redisSecrets !== undefined,
+          secretStore: (namespace, key) => (redisSecrets ? redisSecrets(namespace, new SecretSealer(key)) : new MemorySecretStore(new SecretSealer(key))),
         }
       : undefined;
     prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection, ...(httpInfo ? { http: httpInfo } : {}) }, log);
