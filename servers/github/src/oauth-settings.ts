@@ -35,9 +35,12 @@ export async function githubOAuthMode(options: { flags: OAuthFlags; http: HttpSe
   }
   const callbackUrl = new URL(CALLBACK_PATH, publicUrl).toString();
   const scopes = nonEmpty(process.env.GITHUB_OAUTH_SCOPES) ?? (readOnly ? 'public_repo read:org notifications' : 'repo read:org notifications');
+  // SUITE_GITHUB_TEST_SIGN_IN_WAIT_MS: a test seam like SUITE_GITHUB_TEST_TUNING, not a setting: how long a call waits
+  // for the user to finish at GitHub (default 120 s). Anything malformed stops the server.
   const wait = process.env.SUITE_GITHUB_TEST_SIGN_IN_WAIT_MS;
+  if (wait !== undefined && wait !== '' && !/^\d{1,7}$/.test(wait)) throw new UsageError('SUITE_GITHUB_TEST_SIGN_IN_WAIT_MS must be whole milliseconds (a test seam; leave it unset).');
   const authorizations = new GithubAuthorizations(
-    { clientId, clientSecret, webUrl: webUrlOf(apiUrl), callbackUrl, scopes, ...(wait !== undefined && /^\d+$/.test(wait) ? { signInWaitMs: Number(wait) } : {}) },
+    { clientId, clientSecret, webUrl: webUrlOf(apiUrl), callbackUrl, scopes, ...(wait ? { signInWaitMs: Number(wait) } : {}) },
     http!.secretStore('github-oauth', key ?? randomBytes(32)),
     log.child('github-oauth'),
   );

@@ -8,6 +8,7 @@ import { freePort, startAuthorizationServer, type TestAuthorizationServer } from
 import { requestStateKeyFile, startHaproxy, startPrivateRedis, startReplicas, type LoadBalancer, type PrivateRedis } from '@suite/test-kit/replicas';
 import { startFakeGithub, tokenOf, type FakeGithub } from './fake-github/index.js';
 import { BIN, seed } from './helpers.js';
+import { webUrlOf } from '../src/github-oauth.js';
 
 /**
  * OAuth mode without token passthrough: the MCP client signs in at a real authorization server
@@ -265,4 +266,13 @@ describe('github in OAuth mode on two replicas sharing Redis', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('where GitHub\'s sign-in lives', () => {
+  it('is the web origin of the API: github.com, a GHE.com tenant, an Enterprise Server host', () => {
+    expect(webUrlOf('https://api.github.com')).toBe('https://github.com');
+    expect(webUrlOf('https://api.acme.ghe.com')).toBe('https://acme.ghe.com');
+    expect(webUrlOf('https://ghe.example.com/api/v3')).toBe('https://ghe.example.com');
+    expect(webUrlOf('http://127.0.0.1:4000/api/v3')).toBe('http://127.0.0.1:4000');
+  });
 });

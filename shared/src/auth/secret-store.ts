@@ -55,6 +55,7 @@ export class SecretSealer {
 /** In this process only: what a single HTTP process (no --redis-url) uses. Still sealed, so a heap dump shows no token in the clear. */
 export class MemorySecretStore implements SecretStore {
   private readonly records = new Map<string, { sealed: string; expires: number }>();
+  private writes = 0;
 
   constructor(private readonly sealer: SecretSealer) {}
 
@@ -69,6 +70,11 @@ export class MemorySecretStore implements SecretStore {
   }
 
   async set(key: string, value: string, ttlSeconds: number): Promise<void> {
+    // Records nobody reads again (an abandoned sign-in) must not pile up: expired ones go every so often.
+    if (++this.writes % 256 === 0) {
+      const now = Date.now();
+      for (const [name, record] of this.records) if (record.expires <= now) this.records.delete(name);
+    }
     this.records.set(key, { sealed: this.sealer.seal(key, value), expires: Date.now() + ttlSeconds * 1000 });
   }
 
