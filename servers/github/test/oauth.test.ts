@@ -46,7 +46,7 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
 beforeAll(async () => {
   fake = await startFakeGithub();
   seed(fake);
-  as = await startAuthorizationServer({ clients: { alice: SCOPE, bob: SCOPE, carol: SCOPE, dave: SCOPE, erin: SCOPE }, scopes: ['github:read', 'github:write'] });
+  as = await startAuthorizationServer({ clients: { alice: SCOPE, bob: SCOPE, carol: SCOPE, dave: SCOPE, erin: SCOPE, frank: SCOPE }, scopes: ['github:read', 'github:write'] });
   const port = await freePort();
   url = `http://127.0.0.1:${port}/mcp`;
   fake.oauth.register({ ...APP, callbackUrl: `http://127.0.0.1:${port}/oauth/callback/github` });
@@ -182,6 +182,24 @@ describe('github in OAuth mode: the server is GitHub\'s OAuth client, no token p
     }
   });
 
+  it('sends the app secret and the PKCE verifier to GitHub\'s token endpoint only: a redirect there is not followed, and nothing is stored', async () => {
+    fake.oauth.signedInAs = 'mallory';
+    fake.upstream.fault({ method: 'POST', path: '/login/oauth/access_token', response: { status: 307, headers: { location: `${fake.storage.url}/steal` } } });
+    const client = await connect('frank', '2025-11-25', {});
+    try {
+      const first = await client.callTool({ name: 'get_me', arguments: {} });
+      const link = /(http:\/\/\S+\/login\/oauth\/authorize\S+)/.exec(textOf(first))![1]!;
+      const visited = await visit(link);
+      expect(visited.status).toBe(400);
+      expect(visited.page).toMatch(/GitHub could not be reached to finish the sign-in/);
+      expect(fake.storage.requests.filter((r) => r.path === '/steal')).toHaveLength(0);
+      // Nothing was stored: the next call asks again.
+      expect(textOf(await client.callTool({ name: 'get_me', arguments: {} }))).toMatch(/Open this link in a browser/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('refuses forged, unknown and malformed callbacks without echoing them', async () => {
     const callback = new URL('/oauth/callback/github', url);
     for (const query of ['', '?code=abc', '?code=abc&state=not-a-state-we-made-0123456789', '?state=<script>alert(1)</script>&code=x']) {
@@ -191,6 +209,7 @@ describe('github in OAuth mode: the server is GitHub\'s OAuth client, no token p
       expect(page).not.toContain('<script>');
       expect(page).not.toContain('abc');
     }
+    // No forged callback reached GitHub's token endpoint (the redirected exchange of the test before never got there either).
     expect(fake.oauth.exchanges.every((e) => e.ok)).toBe(true);
   });
 
