@@ -53,15 +53,22 @@ export class GithubAuthorizations {
     const stored = await this.stored(principal);
     if (stored !== undefined) return stored;
     const { url, id } = await this.begin(principal);
-    if (!ctx.client.elicitationUrl) {
-      throw ToolError.accessDenied(
+    const visitYourself = (): ToolError =>
+      ToolError.accessDenied(
         `This server needs your authorization to act on GitHub for you, once. Open this link in a browser, sign in to GitHub and approve the app: ${url} — then call the tool again. The link is valid for ${STATE_TTL_SECONDS / 60} minutes and only for you.`,
       );
+    if (!ctx.client.elicitationUrl) throw visitYourself();
+    let answer: Awaited<ReturnType<RequestContext['client']['elicitUrl']>>;
+    try {
+      answer = await ctx.client.elicitUrl(
+        { message: 'Authorize this server to use GitHub on your behalf (once): sign in to GitHub and approve the app, then come back.', url, elicitationId: id },
+        { timeoutMs: this.waitMs },
+      );
+    } catch (error) {
+      // A request that cannot ask the client (a resource read or completion in some eras): the link, as for a client without URL mode.
+      if (error instanceof ToolError && error.kind === 'unavailable') throw visitYourself();
+      throw error;
     }
-    const answer = await ctx.client.elicitUrl(
-      { message: 'Authorize this server to use GitHub on your behalf (once): sign in to GitHub and approve the app, then come back.', url, elicitationId: id },
-      { timeoutMs: this.waitMs },
-    );
     if (answer.action !== 'accept') {
       throw ToolError.accessDenied(`GitHub authorization was ${answer.action === 'decline' ? 'declined' : 'cancelled'}: this tool needs it. Call the tool again to get a new sign-in link.`);
     }

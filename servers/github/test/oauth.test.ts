@@ -46,7 +46,7 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
 beforeAll(async () => {
   fake = await startFakeGithub();
   seed(fake);
-  as = await startAuthorizationServer({ clients: { alice: SCOPE, bob: SCOPE, carol: SCOPE, dave: SCOPE, erin: SCOPE, frank: SCOPE }, scopes: ['github:read', 'github:write'] });
+  as = await startAuthorizationServer({ clients: { alice: SCOPE, bob: SCOPE, carol: SCOPE, dave: SCOPE, erin: SCOPE, frank: SCOPE, grace: SCOPE }, scopes: ['github:read', 'github:write'] });
   const port = await freePort();
   url = `http://127.0.0.1:${port}/mcp`;
   fake.oauth.register({ ...APP, callbackUrl: `http://127.0.0.1:${port}/oauth/callback/github` });
@@ -197,6 +197,22 @@ describe('github in OAuth mode: the server is GitHub\'s OAuth client, no token p
       expect(textOf(await client.callTool({ name: 'get_me', arguments: {} }))).toMatch(/Open this link in a browser/);
     } finally {
       await client.close();
+    }
+  });
+
+  it('answers a resource read of a principal without GitHub authorization with the link, in both eras', async () => {
+    for (const era of ERAS) {
+      const client = await connect('grace', era, { elicitation: { url: {} } });
+      client.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' }));
+      try {
+        const failure = await client.readResource({ uri: 'repo://acme/widgets/contents/README.md' }).then(
+          (r) => JSON.stringify(r),
+          (e: Error) => e.message,
+        );
+        expect(failure).toMatch(/\/login\/oauth\/authorize\?|GitHub authorization was cancelled/);
+      } finally {
+        await client.close();
+      }
     }
   });
 
