@@ -7,6 +7,7 @@ export {
   type FlagSpec,
   type FlagValues,
   type PreparedServer,
+  type HttpServiceInfo,
   type ServerCliSpec,
   type WritePosture,
 } from './cli/cli.js';
@@ -22,6 +23,7 @@ export type {
   SamplingRequest,
   SamplingResult,
   ElicitRequest,
+  ElicitUrlRequest,
   ElicitResult,
   ContentBlock,
   TextContent,
@@ -102,7 +104,7 @@ export {
   type ManagedExit,
   type ChildEnvironmentOptions,
 } from './process/process.js';
-export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator } from './transports/serve.js';
+export { serveStdio, serveHttp, type HttpOptions, type RunningHttp, type SessionFactory, type Authenticator, type HttpRoute } from './transports/serve.js';
 export { StdioTransport, DEFAULT_MAX_MESSAGE_BYTES, type StdioTransportOptions } from './transports/stdio.js';
 export {
   ByteFinder,
@@ -142,3 +144,6 @@ export {
 } from './apps/schema.js';
 export { schemaViewResource, schemaViewUri } from './apps/schema-view.js';
 export { withApps } from './apps/attach.js';
+// What a server's handlers need of OAuth mode without loading the token verifier or Redis (those stay in ./auth).
+export { oauthGrantOf, type OAuthGrant, type Principal } from './auth/principal.js';
+export { SecretStoreUnavailable, type SecretStore } from './auth/secret-store.js';

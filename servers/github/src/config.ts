@@ -1,3 +1,4 @@
+import type { GithubAuthorizations } from './github-oauth.js';
 import type { ToolsetInfo } from '@suite/shared';
 
 /**
@@ -117,6 +118,11 @@ export interface GithubConfig {
   throttle: ThrottleSettings;
   /** Sent as User-Agent (GitHub requires one). */
   userAgent: string;
+  /**
+   * OAuth mode (--auth-issuer): each principal's own GitHub authorization, obtained by the server as
+   * GitHub's OAuth client; no GitHub token is taken from MCP requests then (github-oauth.ts).
+   */
+  authorizations?: GithubAuthorizations;
 }
 
 /** Bots whose content lockdown mode passes: they act for people who configured them. */

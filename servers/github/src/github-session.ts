@@ -1,4 +1,4 @@
-import { ToolError, type Logger, type RequestContext } from '@suite/shared';
+import { ToolError, oauthGrantOf, type Logger, type RequestContext } from '@suite/shared';
 import type { GithubConfig } from './config.js';
 import { GithubClients, runWithSignal, type GithubApi } from './github-client.js';
 import { githubFailure } from './github-errors.js';
@@ -52,20 +52,28 @@ export class GithubSession {
   }
 
   /**
-   * The token a request acts with: the session's bearer token over HTTP (shared checked it; the
-   * environment token only stands in when the operator allowed that), else the operator's token.
+   * The token a request acts with. In OAuth mode, the GitHub token the calling principal authorized
+   * (asked for through a URL elicitation when there is none yet): never the MCP request's own token,
+   * which is for this server alone. Otherwise the session's bearer token over HTTP (shared checked
+   * it; the environment token only stands in when the operator allowed that), else the operator's.
    */
-  private tokenFor(ctx: RequestContext): string | undefined {
-    return ctx.auth?.token ?? this.config.token;
+  private async tokenFor(ctx: RequestContext): Promise<string | undefined> {
+    const authorizations = this.config.authorizations;
+    if (!authorizations) return ctx.auth?.token ?? this.config.token;
+    const grant = oauthGrantOf(ctx.auth);
+    if (!grant) throw ToolError.accessDenied('This call carries no signed-in user, so it cannot act on GitHub.');
+    const token = await authorizations.tokenFor(grant.key, ctx);
+    // Redacted from this session's log lines and errors like any session credential.
+    ctx.secrets.add(token);
+    return token;
   }
 
   /**
    * What removes the tokens this call could expose: the one it acts with and the operator's (which
    * the process holds whatever the session), in every recognised form (token-redaction.ts).
    */
-  redactorFor(ctx: RequestContext): TokenRedactor {
-    const token = this.tokenFor(ctx);
-    const key = `${token ?? ''}\n${this.config.token ?? ''}`;
+  private redactorWith(token: string | undefined, ctx: RequestContext): TokenRedactor {
+    const key = `${token ?? ''}\n${this.config.token ?? ''}\n${ctx.auth?.token ?? ''}`;
     let redactor = this.redactors.get(key);
     if (!redactor) {
       redactor = new TokenRedactor([token, this.config.token, ctx.auth?.token, ...Object.values(this.config.ownerTokens ?? {})]);
@@ -86,14 +94,14 @@ export class GithubSession {
 
   /** `notes`, if given, collects what the caller should add to its answer (a redirect GitHub led the call through). */
   async run<T>(ctx: RequestContext, permission: string, fn: (call: GithubCall) => Promise<T>, notes?: string[], scope = 'repo'): Promise<T> {
-    const token = this.tokenFor(ctx);
+    const token = await this.tokenFor(ctx);
     const ownerTokens = this.ownerTokensFor(ctx);
     const api = this.clients.forToken(token, ownerTokens);
     const budgetMs = this.config.throttle.requestTimeoutMs;
     const deadline = AbortSignal.timeout(budgetMs);
     const signal = AbortSignal.any([ctx.signal, deadline]);
     const lockdown = this.lockdown;
-    const redactor = this.redactorFor(ctx);
+    const redactor = this.redactorWith(token, ctx);
     const call: GithubCall = {
       redact: (text) => redactor.redactText(text),
       api,
@@ -118,6 +126,12 @@ export class GithubSession {
       if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
       return redactor.redactDeep(result);
     } catch (error) {
+      // GitHub no longer takes the principal's token (revoked, expired): forget it, so the next call asks again.
+      const grant = this.config.authorizations ? oauthGrantOf(ctx.auth) : undefined;
+      if (grant && (error as { status?: unknown }).status === 401) {
+        await this.config.authorizations!.forget(grant.key);
+        throw ToolError.accessDenied('GitHub no longer accepts your authorization of this server (revoked or expired). Call the tool again to authorize it anew.');
+      }
       if (notes) notes.splice(0, notes.length, ...notes.map((n) => redactor.redactText(n)));
       const failure = githubFailure(error, {
         permission,

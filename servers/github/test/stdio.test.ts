@@ -153,11 +153,25 @@ describe('start-up', () => {
     expect(out.stderr).toBe("mcp-server-github: The API URL must use https:// (plain http is only accepted on loopback addresses): http://ghe.example.com\nRun 'mcp-server-github --help' for usage.\n");
   });
 
-  it('refuses OAuth mode, which would still pass each client\'s GitHub token through, and leaves it out of --help', async () => {
-    const out = await run(['--http', '--auth-issuer', 'http://127.0.0.1:1', '--public-url', 'http://127.0.0.1:2/mcp']);
-    expect(out.code).toBe(2);
-    expect(out.stderr).toMatch(/OAuth mode \(--auth-issuer\) is not available for it yet/);
-    expect((await run(['--help'])).stdout).not.toMatch(/--auth-issuer|--public-url/);
+  it('in OAuth mode, refuses to start without a GitHub OAuth app, or with Redis and no shared sealing key; offers the flags in --help', async () => {
+    const oauth = ['--http', '--auth-issuer', 'http://127.0.0.1:1', '--public-url', 'http://127.0.0.1:2/mcp'];
+    const [noApp, noKey, outside, help] = await Promise.all([
+      run(oauth, { GITHUB_OAUTH_CLIENT_ID: '', GITHUB_OAUTH_CLIENT_SECRET: '' }),
+      run([...oauth, '--redis-url', 'redis://127.0.0.1:6379', '--redis-prefix', `gh-oauth-start-${process.pid}:`], { GITHUB_OAUTH_CLIENT_ID: 'Iv1.x', GITHUB_OAUTH_CLIENT_SECRET: 'app-secret', GITHUB_TOKEN_ENCRYPTION_KEY: '' }),
+      run(['--github-oauth-client-id', 'Iv1.x']),
+      run(['--help']),
+    ]);
+    expect(noApp.code).toBe(2);
+    expect(noApp.stderr).toMatch(/OAuth mode needs a GitHub OAuth app: its id in --github-oauth-client-id \(GITHUB_OAUTH_CLIENT_ID\) and its secret in GITHUB_OAUTH_CLIENT_SECRET/);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/With --redis-url, every replica must seal users' GitHub tokens with the same key/);
+    expect(noKey.stderr).not.toContain('app-secret');
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toMatch(/belong to OAuth mode/);
+    expect(help.stdout).toMatch(/--auth-issuer/);
+    expect(help.stdout).toMatch(/--github-oauth-client-id/);
+    expect(help.stdout).toMatch(/GITHUB_OAUTH_CLIENT_SECRET/);
+    expect(help.stdout).not.toMatch(/--auth-token/);
   });
 
   it('refuses a malformed --repos and a fallback with no token to fall back to', async () => {

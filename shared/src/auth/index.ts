@@ -3,3 +3,5 @@ export { AccessTokenVerifier, InvalidToken, AuthorizationUnavailable, ACCEPTED_A
 export { discoverAuthorizationServer, metadataUrls, type AuthorizationServerMetadata } from './authorization-server.js';
 export { serverScopes, allScopes, canRead, canWrite, grantedScopes, type ServerScopes } from './scopes.js';
 export { bindingOf, oauthGrantOf, principalKey, type Principal, type OAuthGrant } from './principal.js';
+export { MemorySecretStore, SecretSealer, SecretStoreUnavailable, type SecretStore } from './secret-store.js';
+export { RedisSecretStore } from './redis-secret-store.js';

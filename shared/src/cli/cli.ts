@@ -9,7 +9,8 @@ import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from '../core/logging.js'
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transports/stdio.js';
 import { terminateAllProcesses } from '../process/process.js';
 import type { ToolSelection, ToolsetInfo } from '../server/toolsets.js';
-import { serveHttp, serveStdio, type Authenticator, type RunningTransport, type SessionFactory } from '../transports/serve.js';
+import { serveHttp, serveStdio, type Authenticator, type HttpRoute, type RunningTransport, type SessionFactory } from '../transports/serve.js';
+import { MemorySecretStore, SecretSealer, type SecretStore } from '../auth/secret-store.js';
 import type { ProtectedResource } from '../auth/protected-resource.js';
 
 export { UsageError };
@@ -37,6 +38,21 @@ export interface PreparedServer {
    * bearer token (or its absence) becomes the session's `auth`, or null for 401.
    */
   authenticate?: Authenticator;
+  /** Over HTTP, the server's own routes besides MCP's (an upstream's OAuth callback). */
+  routes?: HttpRoute[];
+}
+
+/** What `prepare` learns about HTTP service (undefined over stdio). */
+export interface HttpServiceInfo {
+  /** OAuth mode's --public-url (MCP_PUBLIC_URL) when --auth-issuer turns the mode on; the server's routes live at its origin. */
+  oauthPublicUrl: string | undefined;
+  /** Whether replicas share state through Redis (--redis-url): a secret store's key must then be the same on each. */
+  replicated: boolean;
+  /**
+   * A store for users' secrets, sealed with AES-256-GCM under `key` (32 bytes): in Redis under the
+   * deployment's prefix with --redis-url (every replica must then have the same key), else in this process.
+   */
+  secretStore(namespace: string, key: Buffer): SecretStore;
 }
 
 /**
@@ -75,7 +91,7 @@ export interface ServerCliSpec<F extends Record<string, FlagSpec>> {
   environment?: { name: string; description: string }[];
   examples?: string[];
   /** `selection` is what the common flags chose; give it to every SuiteServer the factory builds. */
-  prepare(cli: { flags: FlagValues<F>; positionals: string[]; selection: ToolSelection }, log: Logger): Promise<PreparedServer>;
+  prepare(cli: { flags: FlagValues<F>; positionals: string[]; selection: ToolSelection; http?: HttpServiceInfo }, log: Logger): Promise<PreparedServer>;
 }
 
 const COMMON_FLAGS = {
@@ -128,7 +144,6 @@ const COMMON_FLAGS = {
   'log-level': { type: 'string', valueName: 'LEVEL', description: `Stderr log level: ${LOG_LEVELS.join(', ')} (default warning).` },
 } as const satisfies Record<string, FlagSpec>;
 
-const OAUTH_FLAGS = new Set(['auth-issuer', 'public-url', 'auth-introspection-client-id']);
 
 /** The flags a spec's write posture and toolsets add, shown in --help after the server's own. */
 function selectionFlags(spec: Pick<ServerCliSpec<Record<string, FlagSpec>>, 'writes' | 'toolsets' | 'envPrefix'>): Record<string, FlagSpec> {
@@ -231,7 +246,7 @@ export function helpText<F extends Record<string, FlagSpec>>(spec: ServerCliSpec
     ...Object.entries(selectionFlags(spec)).map(([n, f]) => line(n, f)),
     ...Object.entries(spec.flags).map(([n, f]) => line(n, f)),
     ...Object.entries(COMMON_FLAGS)
-      .filter(([n]) => !(spec.sessionCredentials && (n === 'auth-token' || OAUTH_FLAGS.has(n))))
+      .filter(([n]) => !(spec.sessionCredentials && n === 'auth-token'))
       .map(([n, f]) => line(n, f)),
   ];
   const environment = [...(spec.environment ?? []), ...selectionEnvironment(spec)];
@@ -273,6 +288,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   let running: RunningTransport | undefined;
   let relay: { close(): Promise<void> } | undefined;
   let sessionDirectory: RedisSessionDirectory | undefined;
+  /** With --redis-url: how to keep users' secrets in Redis (loaded with the other Redis modules). */
+  let redisSecrets: ((namespace: string, sealer: SecretSealer) => SecretStore) | undefined;
   let prepared: PreparedServer | undefined;
   let stopping = false;
   async function shutdown(reason: string): Promise<void> {
@@ -317,14 +334,16 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const redisUrl = (values['redis-url'] as string | undefined) ?? process.env.MCP_REDIS_URL;
     if (redisUrl !== undefined && !http) throw new UsageError('--redis-url (MCP_REDIS_URL) joins HTTP replicas; it applies only with --http.');
     if (redisUrl !== undefined) {
-      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }, { RedisSharedLimits }] = await Promise.all([
+      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }, { RedisSharedLimits }, { RedisSecretStore }] = await Promise.all([
         import('../replicas/redis-link.js'),
         import('../replicas/redis-relay.js'),
         import('../replicas/session-directory.js'),
         import('../replicas/redis-limits.js'),
+        import('../auth/redis-secret-store.js'),
       ]);
       const prefix = (values['redis-prefix'] as string | undefined) ?? process.env.MCP_REDIS_PREFIX ?? `suite:${spec.bin.replace(/^mcp-server-/, '')}:`;
       const link = new RedisLink(redisUrl, log.child('redis'), { prefix });
+      redisSecrets = (namespace, sealer) => new RedisSecretStore(link, namespace, sealer);
       const changes = new RedisChangeRelay(link);
       relay = {
         close: async () => {
@@ -338,7 +357,15 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
       setProcessSharedLimits(new RedisSharedLimits(link, log.child('redis'), stateKey !== undefined ? { secret: stateKey } : {}));
     }
 
-    prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection }, log);
+    const oauthIssuer = nonEmpty((values['auth-issuer'] as string | undefined) ?? process.env.MCP_AUTH_ISSUER);
+    const httpInfo: HttpServiceInfo | undefined = http
+      ? {
+          oauthPublicUrl: oauthIssuer !== undefined ? nonEmpty((values['public-url'] as string | undefined) ?? process.env.MCP_PUBLIC_URL) : undefined,
+          replicated: redisSecrets !== undefined,
+          secretStore: (namespace, key) => (redisSecrets ? redisSecrets(namespace, new SecretSealer(key)) : new MemorySecretStore(new SecretSealer(key))),
+        }
+      : undefined;
+    prepared = await spec.prepare({ flags: values as FlagValues<F>, positionals, selection, ...(httpInfo ? { http: httpInfo } : {}) }, log);
 
     // Sessions are built on demand (at the client's first message); build one now so a bad --tools
     // stops the start, not the first client.
@@ -363,6 +390,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
         ...(authToken ? { authToken } : {}),
         ...(prepared.authenticate ? { authenticate: prepared.authenticate } : {}),
         ...(oauth ? { oauth } : {}),
+        ...(prepared.routes?.length ? { routes: prepared.routes } : {}),
         maxSessions,
         maxListenStreams,
         // Clients reach an OAuth server at its public URL, through whatever proxy: that Host is ours.

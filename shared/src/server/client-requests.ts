@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ProtocolError as SdkProtocolError, SdkError, SdkErrorCode, inputRequired, type ClientCapabilities, type InputRequest, type ServerContext } from '@modelcontextprotocol/server';
 import { ToolError } from '../core/errors.js';
 import { CancelledError } from '../core/progress.js';
-import type { ClientFeatures, ElicitRequest, ElicitResult, SamplingRequest, SamplingResult } from './context.js';
+import type { ClientFeatures, ElicitRequest, ElicitResult, ElicitUrlRequest, SamplingRequest, SamplingResult } from './context.js';
 import type { InputLedger } from './input-requests.js';
 import { clientSupportsApps } from '../apps/meta.js';
 
@@ -34,6 +34,7 @@ export function legacyClientFeatures(sdkCtx: ServerContext, clientCaps: ClientCa
     sampling: clientCaps.sampling !== undefined,
     apps: clientSupportsApps(clientCaps),
     elicitation: clientCaps.elicitation !== undefined,
+    elicitationUrl: supportsUrlElicitation(clientCaps),
     roots: clientCaps.roots !== undefined,
     createMessage: async (request: SamplingRequest, options = {}): Promise<SamplingResult> => {
       if (!clientCaps.sampling) throw ToolError.unavailable('The client does not support sampling.');
@@ -43,6 +44,12 @@ export function legacyClientFeatures(sdkCtx: ServerContext, clientCaps: ClientCa
     elicit: async (request: ElicitRequest, options = {}): Promise<ElicitResult> => {
       if (!clientCaps.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
       const result = await ask('elicitation', (o) => sdkCtx.mcpReq.send({ method: 'elicitation/create', params: request as never }, o), options.timeoutMs);
+      return elicitResultOf(result);
+    },
+    elicitUrl: async (request: ElicitUrlRequest, options = {}): Promise<ElicitResult> => {
+      if (!supportsUrlElicitation(clientCaps)) throw ToolError.unavailable('The client does not support URL-mode elicitation.');
+      const params = { mode: 'url', message: request.message, url: request.url, elicitationId: request.elicitationId };
+      const result = await ask('elicitation', (o) => sdkCtx.mcpReq.send({ method: 'elicitation/create', params: params as never }, o), options.timeoutMs);
       return elicitResultOf(result);
     },
   };
@@ -60,6 +67,7 @@ export function modernClientFeatures(caps: ClientCapabilities | undefined, ledge
   const client: ClientFeatures = {
     sampling: caps?.sampling !== undefined,
     elicitation: caps?.elicitation !== undefined,
+    elicitationUrl: supportsUrlElicitation(caps),
     roots: caps?.roots !== undefined,
     apps: clientSupportsApps(caps),
     createMessage: async (request: SamplingRequest): Promise<SamplingResult> => {
@@ -70,8 +78,18 @@ export function modernClientFeatures(caps: ClientCapabilities | undefined, ledge
       if (!caps?.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
       return elicitResultOf(ask('elicitation', inputRequired.elicit(request as never)));
     },
+    elicitUrl: async (request: ElicitUrlRequest): Promise<ElicitResult> => {
+      if (!supportsUrlElicitation(caps)) throw ToolError.unavailable('The client does not support URL-mode elicitation.');
+      return elicitResultOf(ask('elicitation', inputRequired.elicitUrl({ message: request.message, url: request.url })));
+    },
   };
   return client;
+}
+
+/** URL mode is declared apart (`elicitation: { url: {} }`); a bare `elicitation: {}` means form mode only. */
+function supportsUrlElicitation(caps: ClientCapabilities | undefined): boolean {
+  const elicitation = caps?.elicitation as Record<string, unknown> | undefined;
+  return elicitation !== undefined && elicitation.url !== undefined;
 }
 
 function isTimeout(error: unknown): boolean {

@@ -90,6 +90,17 @@ export interface ElicitRequest {
   requestedSchema: { type: 'object'; properties: Record<string, Record<string, unknown>>; required?: string[] };
 }
 
+/**
+ * A URL-mode elicitation (2025-11-25): the client shows the user a URL to visit out of band (a
+ * third party's sign-in, a payment page); nothing the user types there passes through the client.
+ */
+export interface ElicitUrlRequest {
+  message: string;
+  url: string;
+  /** Names this elicitation (2025-11-25 era); the 2026-07-28 era has no such id. */
+  elicitationId: string;
+}
+
 export interface ElicitResult {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, string | number | boolean | string[]>;
@@ -99,6 +110,8 @@ export interface ElicitResult {
 export interface ClientFeatures {
   sampling: boolean;
   elicitation: boolean;
+  /** The client takes URL-mode elicitation (declared `elicitation.url`). */
+  elicitationUrl: boolean;
   roots: boolean;
   /** The client renders MCP Apps (`io.modelcontextprotocol/ui` with `text/html;profile=mcp-app`): decided per request. */
   apps: boolean;
@@ -110,6 +123,11 @@ export interface ClientFeatures {
   createMessage(request: SamplingRequest, options?: { timeoutMs?: number }): Promise<SamplingResult>;
   /** Asks the user through the client (`elicitation/create`), with the same cancellation and timeout. */
   elicit(request: ElicitRequest, options?: { timeoutMs?: number }): Promise<ElicitResult>;
+  /**
+   * Asks the user to visit a URL (URL-mode elicitation; `input_required` in 2026-07-28). `accept`
+   * means the user agreed to open it, not that they finished there: the handler learns that its own way.
+   */
+  elicitUrl(request: ElicitUrlRequest, options?: { timeoutMs?: number }): Promise<ElicitResult>;
 }
 
 /**

@@ -588,7 +588,7 @@ export class SuiteServer {
     const none = async (): Promise<never> => {
       throw ToolError.unavailable('No client to ask outside a request.');
     };
-    return this.baseContext(sdkCtx, this.log, roots, { sampling: false, elicitation: false, roots: false, apps: false, createMessage: none, elicit: none });
+    return this.baseContext(sdkCtx, this.log, roots, { sampling: false, elicitation: false, elicitationUrl: false, roots: false, apps: false, createMessage: none, elicit: none, elicitUrl: none });
   }
 
   /** ctx.changes: the hub's publishing, bound to this session; one object per session. */

@@ -31,6 +31,18 @@ export type SessionFactory = (session: SessionInfo) => SuiteServer | Promise<Sui
  */
 export type Authenticator = (bearerToken: string | undefined) => AuthInfo | null | Promise<AuthInfo | null>;
 
+/**
+ * An HTTP route a server adds beside MCP's (an upstream's OAuth callback, say): public, answered
+ * after the Host check and before Origin and credentials, since a browser reaches it by redirect.
+ * The handler owns the whole answer, and must not echo what it was sent.
+ */
+export interface HttpRoute {
+  method: 'GET' | 'POST';
+  /** The exact path, e.g. /oauth/callback/github; never /mcp, /sse, /messages or /healthz. */
+  path: string;
+  handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void>;
+}
+
 export interface RunningTransport {
   close(): Promise<void>;
 }
@@ -180,6 +192,8 @@ export interface HttpOptions {
    * (checked here), and sessions are bound to the principal. Exclusive with the static modes.
    */
   oauth?: ProtectedResource;
+  /** The server's own routes besides MCP's (see HttpRoute). */
+  routes?: readonly HttpRoute[];
   log: Logger;
 }
 
@@ -203,6 +217,8 @@ type HttpSession = { server: SuiteServer; lastSeen: number; tokenDigest: Buffer 
   | { kind: 'sse'; transport: SseServerTransport }
 );
 
+
+const RESERVED_PATHS = new Set(['/mcp', '/sse', '/messages', '/healthz']);
 
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -228,6 +244,9 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     import('@modelcontextprotocol/server'),
   ]);
   const replicas = options.replicas;
+  for (const route of options.routes ?? []) {
+    if (RESERVED_PATHS.has(route.path) || !route.path.startsWith('/')) throw new Error(`route ${route.path} is MCP's own or not a path`);
+  }
   if ([options.authToken, options.authenticate, options.oauth].filter(Boolean).length > 1) throw new Error('authToken, authenticate and oauth exclude each other');
   const sessions = new Map<string, HttpSession>();
   /** Sessions being set up (initialize in flight): they count against the cap too. */
@@ -503,6 +522,8 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       res.end(req.method === 'GET' ? JSON.stringify(options.oauth.metadata) : undefined);
       return;
     }
+    const route = options.routes?.find((r) => r.path === url.pathname && r.method === req.method);
+    if (route) return route.handle(req, res, url);
     if (!originAllowed(req.headers.origin)) return reject(res, 403, 'Forbidden: Origin not allowed.');
     let auth: AuthInfo | undefined;
     if (options.oauth) {

@@ -7,6 +7,7 @@ import { gitRoutes } from './git.js';
 import { type Handler, HttpFailure, type RouteContext, type Router, errorBody, json } from './http.js';
 import { issueRoutes } from './issues.js';
 import { notificationRoutes } from './notifications.js';
+import { FakeGithubOAuth } from './oauth.js';
 import { pullRoutes } from './pulls.js';
 import { releaseRoutes } from './releases.js';
 import { repoRoutes } from './repos.js';
@@ -18,6 +19,7 @@ import { workflowRoutes } from './workflows.js';
 
 export { GithubState } from './state.js';
 export type * from './state.js';
+export type { FakeGithubOAuth, FakeOAuthApp } from './oauth.js';
 
 /** Where html_url links point: GitHub's web pages live on another host than its API. */
 const WEB = 'https://github.example';
@@ -38,6 +40,8 @@ export interface FakeGithub {
   readonly requests: FakeRequest[];
   /** Log storage, on its own 127.0.0.1 port (another origin), where job logs redirect. */
   storage: FakeUpstream;
+  /** GitHub's web sign-in for OAuth apps (/login/oauth/authorize, /login/oauth/access_token). */
+  oauth: FakeGithubOAuth;
   /** The token each API request carried, in order (undefined for none). */
   tokensSeen(filter?: (request: FakeRequest) => boolean): (string | undefined)[];
   /**
@@ -140,6 +144,8 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, subIssueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, workflowRoutes, securityRoutes, notificationRoutes, codeSearchRoutes]) {
     register(router);
   }
+  const oauth = new FakeGithubOAuth(state);
+  oauth.routes(upstream);
   storage.route('GET', `${LOG_STORAGE}/:owner/:repo/:job`, async (req) =>
     storedLog({ req, state, viewer: undefined, token: undefined, api: (p) => p, web: (p) => p, origin: storage.url, storage: storage.url }),
   );
@@ -151,6 +157,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     upstream,
     requests: upstream.requests,
     storage,
+    oauth,
     tokensSeen: (filter = () => true) => upstream.requests.filter((r) => r.path.startsWith(`${basePath}/`) && filter(r)).map(tokenOf),
     exhaustRateLimit: ({ token, resetInSeconds }) => {
       const reset = Math.floor(Date.now() / 1000) + resetInSeconds;
