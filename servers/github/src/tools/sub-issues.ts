@@ -47,7 +47,7 @@ export const addSubIssue = githubTool({
     const subRepo = sub_issue_repo ?? repo;
     const sub = await subIssueId(call, owner, subRepo, sub_issue_number);
     await call.api.rest.issues.addSubIssue({ owner, repo, issue_number, sub_issue_id: sub.id });
-    return `${fullName(owner, subRepo)}#${sub_issue_number} (${sub.title}) is now a sub-issue of ${fullName(owner, repo)}#${issue_number}.`;
+    return `${fullName(owner, subRepo)}#${sub_issue_number}${sub.title ? ` (${sub.title})` : ''} is now a sub-issue of ${fullName(owner, repo)}#${issue_number}.`;
   },
 });
 
