@@ -229,6 +229,22 @@ describe('a token where a cap would cut it', () => {
   });
 });
 
+describe('a token of another account where a cap would cut it', () => {
+  const pieces = (token: string): string[] => Array.from({ length: token.length - 7 }, (_, i) => token.slice(i, i + 8));
+
+  it("an answer to a request sent with one owner's token, cut in the middle of another owner's token, shows no piece of it", async () => {
+    // acme's requests go out with bob's token; the answer carries mallory's (another owner's) at the cap.
+    const session = await world.connect({ token: TOKENS.alice, ownerTokens: { acme: TOKENS.bob, mallory: TOKENS.mallory } });
+    const diffChars = DEFAULT_LIMITS.maxDiffChars;
+    world.fake.upstream.fault({ path: '/repos/acme/widgets/pulls/3', response: { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `diff --git a/x b/x\n+${'x'.repeat(diffChars - 30)}${TOKENS.mallory}${'y'.repeat(100)}\n` } });
+    const from = world.fake.requests.length;
+    const diff = await session.callTool('get_pull_request_diff', { ...repo, pull_number: 3 });
+    expect(world.fake.requests.slice(from).map(tokenOf)).toContain(TOKENS.bob);
+    expect(diff.text).toContain('[truncated:');
+    expect(pieces(TOKENS.mallory).filter((piece) => diff.text.includes(piece))).toEqual([]);
+  });
+});
+
 describe('a GitHub whose every string field carries hidden characters', () => {
   it('no answer of any tool, resource, prompt or completion shows a hidden character, an HTML comment or an image URL', async () => {
     const session = await world.connect();
