@@ -6,7 +6,7 @@ import { DEFAULT_LIMITS } from '../src/server.js';
 import { TOKENS, startWorld, type World } from './helpers.js';
 
 /**
- * A hostile GitHub across the whole catalog (issue 28): every tool, resource, prompt and
+ * A hostile GitHub across the whole catalog (issue 28): every tool of every toolset, resource, prompt and
  * completion is called while the fake rewrites every answer. With the credential echo, no answer
  * (success or error) may show a token the server holds, in any form; with the poison, no answer
  * may show a hidden character, an HTML comment or an image URL, whatever field it came in. Tools
