@@ -89,8 +89,9 @@ export class GithubClients {
         maxInFlight: this.config.throttle.maxInFlight,
         maxAnswerBytes: this.config.limits.maxAnswerBytes,
         log: this.log,
-        // What GitHub echoes of the token that went, or of the operator's, is removed on arrival.
-        redactor: new TokenRedactor([token, this.config.token]),
+        // What GitHub echoes of any token the process holds (the one that went, the operator's,
+        // each owner's of --token-for) is removed on arrival.
+        redactor: new TokenRedactor([token, this.config.token, ...Object.values(this.config.ownerTokens ?? {})]),
         refuseHop: (url, from, status) => this.refuseHop(url, from, status),
       };
       this.settingsByToken.set(key, settings);

@@ -133,6 +133,7 @@ export function checkReadOnlyTools(config: GithubConfig, selection: ToolSelectio
 export function buildServer(config: GithubConfig, selection: ToolSelection = {}, session?: SessionInfo): SuiteServer {
   // The operator's token lives as long as the process: never in a log line or an error message.
   registerSecret(config.token);
+  for (const secret of Object.values(config.ownerTokens ?? {})) registerSecret(secret);
   const server = new SuiteServer({
     name: pkg.name,
     version: pkg.version,

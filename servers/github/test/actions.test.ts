@@ -7,6 +7,8 @@ import { TAG_TEXT, TOKENS, startWorld, type World } from './helpers.js';
 let world: World;
 let gh: TestSession;
 const repo = { owner: 'acme', repo: 'widgets' };
+/** The line a log answer starts with: where GitHub's storage redirect led (redirect-policy.ts). */
+const storageNote = (): string => `Note: GitHub redirected this download to its storage at ${world.fake.storage.url}; what follows was read from there, without the token.`;
 const FINE_GRAINED = 'alice-fine-grained-contents-only-1a2b';
 
 function run(id: number, fields: Partial<FakeRun> & { jobs: FakeJob[] }): FakeRun {
@@ -78,13 +80,14 @@ describe('job logs', () => {
   it('finds the failed job of a 150-job run across pages, and filters its lines on the server', async () => {
     const out = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9100, pattern: 'error|warning' });
     expect(out.text).toBe(
-      'Logs of workflow run 9100 in acme/widgets:\n== job 7140 test (node 140) (completed/failure): last 3 of 3 lines matching "error|warning" (of 4 lines)\n2: Error: node 140 broke\n3: warning: flaky\n4: error: exit 1',
+      `${storageNote()}\n` +
+        'Logs of workflow run 9100 in acme/widgets:\n== job 7140 test (node 140) (completed/failure): last 3 of 3 lines matching "error|warning" (of 4 lines)\n2: Error: node 140 broke\n3: warning: flaky\n4: error: exit 1',
     );
   });
 
   it('picks a job by name, whatever its outcome, exactly before by substring', async () => {
     const byName = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, job_name: 'BUILD' });
-    expect(byName.text).toBe('Logs of workflow run 9001 in acme/widgets:\n== job 501 build (completed/success): last 1 of 1 lines\nbuild ok');
+    expect(byName.text).toBe(`${storageNote()}\nLogs of workflow run 9001 in acme/widgets:\n== job 501 build (completed/success): last 1 of 1 lines\nbuild ok`);
     const missing = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, job_name: 'deploy' });
     expect(missing).toMatchObject({ isError: true, text: 'Workflow run 9001 of acme/widgets has no job named "deploy". Its jobs: build, test.' });
     const wrongRun = await gh.callTool('get_workflow_run_logs', { ...repo, run_id: 9100, job_id: 501 });
@@ -95,7 +98,8 @@ describe('job logs', () => {
     const small = await world.connect({ limits: { ...DEFAULT_LIMITS, maxOutputChars: 2000 } });
     const out = await small.callTool('get_workflow_run_logs', { ...repo, run_id: 9001, tail_lines: 500 });
     expect(out.text.length).toBeLessThanOrEqual(2000);
-    expect(out.text).toMatch(/^Logs of workflow run 9001 in acme\/widgets:\n== job 502 test \(completed\/failure\): last \d+ of 501 lines\n\[\d+ earlier lines cut to keep the answer within 1300 characters: ask for fewer tail_lines or a pattern\]\n/);
+    expect(out.text.startsWith(`${storageNote()}\n`)).toBe(true);
+    expect(out.text.slice(storageNote().length + 1)).toMatch(/^Logs of workflow run 9001 in acme\/widgets:\n== job 502 test \(completed\/failure\): last \d+ of 501 lines\n\[\d+ earlier lines cut to keep the answer within 1300 characters: ask for fewer tail_lines or a pattern\]\n/);
     expect(out.text.endsWith('step line 500\nError: expected 2 to be 3')).toBe(true);
   });
 

@@ -168,7 +168,13 @@ export function binArgs(config: GithubConfig, selection: ToolSelection): string[
   if (selection.dynamic) args.push('--dynamic-toolsets');
   if (config.repos) args.push('--repos', config.repos.map((p) => `${p.owner}/${p.repo}`).join(','));
   if (config.lockdown) args.push('--lockdown');
+  for (const [owner, variable] of ownerTokenVariables(config)) args.push('--token-for', `${owner}=${variable}`);
   return args;
+}
+
+/** The environment variable that hands the bin each per-owner token of `config` (--token-for OWNER=VAR). */
+function ownerTokenVariables(config: GithubConfig): [owner: string, variable: string][] {
+  return Object.keys(config.ownerTokens ?? {}).map((owner, i) => [owner, `SUITE_TEST_TOKEN_FOR_${i}`]);
 }
 
 /**
@@ -183,6 +189,7 @@ export function binEnv(config: GithubConfig, token: string | undefined): Record<
     GITHUB_API_URL: config.apiUrl,
     GITHUB_PERSONAL_ACCESS_TOKEN: token ?? '',
     SUITE_GITHUB_TEST_TUNING: JSON.stringify({ throttle: config.throttle, limits: config.limits }),
+    ...Object.fromEntries(ownerTokenVariables(config).map(([owner, variable]) => [variable, config.ownerTokens![owner]])),
   };
 }
 
@@ -250,6 +257,11 @@ export async function startWorld(options: { basePath?: string; transport?: Trans
         const spawned: SpawnedSession = await spawnServer(BIN, binArgs(config, selection), { ...client, env: binEnv(config, config.token) });
         logs.push(() => spawned.stderr());
         session = spawned;
+      } else if (config.ownerTokens) {
+        // Per-owner tokens are the operator's: over HTTP they serve a session that falls back to
+        // the operator's token (one that brings its own acts with it alone), as on stdio.
+        const server = await httpServer([...binArgs(config, selection), '--allow-env-token-fallback'], binEnv(config, config.token));
+        session = await connectHttp(server.url, client);
       } else {
         const server = await httpServer(binArgs(config, selection), binEnv(config, TOKENS.alice));
         session = await connectHttp(server.url, { ...client, ...(config.token !== undefined ? { token: config.token } : {}) });

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/test-kit';
 import { echoCredentials, hiddenLeft, nullFields, poisonStrings, tokenExposures } from './fake-github/hostile.js';
+import { tokenOf } from './fake-github/index.js';
 import { DEFAULT_LIMITS } from '../src/server.js';
 import { TOKENS, startWorld, type World } from './helpers.js';
 
 /**
- * A hostile GitHub across the whole catalog (issue 28): every tool, resource, prompt and
+ * A hostile GitHub across the whole catalog (issue 28): every tool of every toolset, resource, prompt and
  * completion is called while the fake rewrites every answer. With the credential echo, no answer
  * (success or error) may show a token the server holds, in any form; with the poison, no answer
  * may show a hidden character, an HTML comment or an image URL, whatever field it came in. Tools
@@ -15,13 +16,33 @@ import { TOKENS, startWorld, type World } from './helpers.js';
 let world: World;
 beforeAll(async () => {
   world = await startWorld();
+  // What the opt-in toolsets read, so that their answers have fields for the fake to rewrite:
+  // workflows, a run's artifacts and failed steps, and a sub-issue of #1 (#4; #5 is added and removed).
+  const s = world.fake.state;
+  world.widgets.workflows = [{ id: 77, name: 'CI', file: 'ci.yml', state: 'active' }];
+  world.widgets.runs[0]!.artifacts = [{ id: 31, name: 'coverage', sizeInBytes: 2048, expired: false, createdAt: s.now() }];
+  world.widgets.runs[0]!.jobs[1]!.steps = [{ number: 1, name: 'Run tests', status: 'completed', conclusion: 'failure' }];
+  world.widgets.issues[0]!.subIssueIds = [s.addIssue(world.widgets, { title: 'Reproduce the crash', body: 'On a clean install.', author: 'bob' }).id];
+  s.addIssue(world.widgets, { title: 'Write a test', body: 'For the crash.', author: 'bob' });
 });
 afterAll(() => world.close());
 
 const repo = { owner: 'acme', repo: 'widgets' };
 
+/** Fresh workflow runs for one pass: a failed one to re-run and a queued one to cancel (each pass changes them). */
+function freshRuns(): { failed: number; queued: number } {
+  const base = world.widgets.runs[0]!;
+  const next = Math.max(...world.widgets.runs.map((r) => r.id)) + 1;
+  const job = (id: number, conclusion: 'failure' | null) => ({ id, name: 'test', status: conclusion ? ('completed' as const) : ('queued' as const), conclusion, log: 'Error: expected 2 to be 3\n' });
+  world.widgets.runs.push(
+    { ...base, id: next, status: 'completed', conclusion: 'failure', artifacts: [], jobs: [job(next * 10, 'failure')] },
+    { ...base, id: next + 1, status: 'queued', conclusion: null, artifacts: [], jobs: [job((next + 1) * 10, null)] },
+  );
+  return { failed: next, queued: next + 1 };
+}
+
 /** One call per tool, reads first, then writes (each run names what it creates after `tag`). */
-function examples(tag: string, trunkSha: string): [string, Record<string, unknown>][] {
+function examples(tag: string, trunkSha: string, runs: { failed: number; queued: number }): [string, Record<string, unknown>][] {
   return [
     ['get_me', {}],
     ['get_file_contents', { ...repo, path: 'README.md' }],
@@ -38,6 +59,7 @@ function examples(tag: string, trunkSha: string): [string, Record<string, unknow
     ['search_issues', { q: 'repo:acme/widgets crash' }],
     ['list_issue_comments', { ...repo, issue_number: 1 }],
     ['list_labels', repo],
+    ['list_sub_issues', { ...repo, issue_number: 1 }],
     ['get_pull_request', { ...repo, pull_number: 3 }],
     ['list_pull_requests', { ...repo, state: 'all' }],
     ['search_pull_requests', { q: 'repo:acme/widgets login' }],
@@ -47,8 +69,18 @@ function examples(tag: string, trunkSha: string): [string, Record<string, unknow
     ['get_pull_request_reviews', { ...repo, pull_number: 3 }],
     ['get_pull_request_comments', { ...repo, pull_number: 3 }],
     ['search_users', { q: 'alice' }],
+    ['list_workflows', repo],
     ['list_workflow_runs', repo],
+    ['list_workflow_jobs', { ...repo, run_id: 9001 }],
     ['get_workflow_run_logs', { ...repo, run_id: 9001, failed_only: false }],
+    ['get_workflow_run_logs', { ...repo, run_id: 9001, job_name: 'test', pattern: 'error|line 1' }],
+    ['list_workflow_run_artifacts', { ...repo, run_id: 9001 }],
+    ['list_code_scanning_alerts', repo],
+    ['get_code_scanning_alert', { ...repo, alert_number: 1 }],
+    ['list_dependabot_alerts', repo],
+    ['get_dependabot_alert', { ...repo, alert_number: 1 }],
+    ['list_secret_scanning_alerts', repo],
+    ['get_secret_scanning_alert', { ...repo, alert_number: 1 }],
     ['list_notifications', { all: true }],
     ['create_issue', { ...repo, title: `Echo ${tag}`, body: 'Body.' }],
     ['add_issue_comment', { ...repo, issue_number: 2, body: `Comment ${tag}` }],
@@ -63,6 +95,12 @@ function examples(tag: string, trunkSha: string): [string, Record<string, unknow
     ['merge_pull_request', { ...repo, pull_number: 3 }],
     ['create_repository', { name: `echo-${tag}` }],
     ['fork_repository', { owner: 'mallory', repo: 'tools' }],
+    ['add_sub_issue', { ...repo, issue_number: 1, sub_issue_number: 5 }],
+    ['remove_sub_issue', { ...repo, issue_number: 1, sub_issue_number: 5 }],
+    ['rerun_failed_jobs', { ...repo, run_id: runs.failed }],
+    ['cancel_workflow_run', { ...repo, run_id: runs.queued }],
+    ['update_security_alert', { ...repo, kind: 'dependabot', alert_number: 1, state: 'dismissed', reason: 'tolerable_risk', comment: `Accepted ${tag}` }],
+    ['update_security_alert', { ...repo, kind: 'dependabot', alert_number: 1, state: 'open' }],
   ];
 }
 
@@ -86,7 +124,7 @@ interface Shown {
 /** Every tool of the catalog once (with FAILURES), every resource form, both prompts, completions. */
 async function everything(session: TestSession, tag: string): Promise<Shown[]> {
   const listed = await session.toolNames();
-  const calls = examples(tag, world.widgets.refs.get('heads/trunk')!);
+  const calls = examples(tag, world.widgets.refs.get('heads/trunk')!, freshRuns());
   const missing = listed.filter((name) => !calls.some(([tool]) => tool === name));
   expect(missing, 'every listed tool needs an example in this file').toEqual([]);
   const shown: Shown[] = [];
@@ -133,6 +171,34 @@ describe('a GitHub that echoes the credential back', () => {
     expect(world.fake.tokensSeen().filter((t) => t === TOKENS.bob).length).toBeGreaterThan(40);
   });
 
+  it('with a token per owner (--token-for), no answer shows any of them, whichever token the call sent', async () => {
+    // Requests on acme go out with bob's token, on mallory with mallory's, the rest with alice's.
+    const session = await world.connect({ token: TOKENS.alice, ownerTokens: { acme: TOKENS.bob, mallory: TOKENS.mallory } });
+    const from = world.fake.requests.length;
+    const remove = world.fake.upstream.transform(echoCredentials);
+    let shown: Shown[];
+    try {
+      shown = await everything(session, 'owners');
+      // mallory's repository, read with mallory's token (the catalog above only forks it).
+      for (const [name, args] of [['get_file_contents', { owner: 'mallory', repo: 'tools', path: 'x.sh' }], ['list_branches', { owner: 'mallory', repo: 'tools' }]] as const) {
+        const out = await session.callTool(name, args);
+        shown.push({ what: `${name} ${JSON.stringify(args)}`, text: JSON.stringify([out.content, out.structured ?? null]), isError: out.isError, mustWork: true });
+      }
+    } finally {
+      remove();
+    }
+    for (const { what, text } of shown) {
+      for (const token of [TOKENS.alice, TOKENS.bob, TOKENS.mallory]) expect(tokenExposures(text, token), `${what}: ${text}`).toEqual([]);
+    }
+    // Each owner's token went out (so the fake had each to echo), and the echo reached the answers.
+    const sent = new Set(world.fake.requests.slice(from).map(tokenOf));
+    expect([TOKENS.alice, TOKENS.bob, TOKENS.mallory].filter((token) => !sent.has(token))).toEqual([]);
+    expect(shown.filter((s) => s.text.includes('[redacted]')).length).toBeGreaterThan(shown.length / 2);
+    for (const name of ['get_file_contents {"owner":"mallory"', 'get_me', 'list_code_scanning_alerts']) {
+      expect(shown.some((s) => s.what.startsWith(name) && s.text.includes('[redacted]')), name).toBe(true);
+    }
+  });
+
   it('a redirect whose Location carries the token shows it nowhere', async () => {
     const session = await world.connect({ token: TOKENS.bob });
     world.fake.upstream.fault({
@@ -160,6 +226,22 @@ describe('a token where a cap would cut it', () => {
     for (const text of [diff.text, log.text]) {
       expect(pieces(TOKENS.bob).filter((piece) => text.includes(piece))).toEqual([]);
     }
+  });
+});
+
+describe('a token of another account where a cap would cut it', () => {
+  const pieces = (token: string): string[] => Array.from({ length: token.length - 7 }, (_, i) => token.slice(i, i + 8));
+
+  it("an answer to a request sent with one owner's token, cut in the middle of another owner's token, shows no piece of it", async () => {
+    // acme's requests go out with bob's token; the answer carries mallory's (another owner's) at the cap.
+    const session = await world.connect({ token: TOKENS.alice, ownerTokens: { acme: TOKENS.bob, mallory: TOKENS.mallory } });
+    const diffChars = DEFAULT_LIMITS.maxDiffChars;
+    world.fake.upstream.fault({ path: '/repos/acme/widgets/pulls/3', response: { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `diff --git a/x b/x\n+${'x'.repeat(diffChars - 30)}${TOKENS.mallory}${'y'.repeat(100)}\n` } });
+    const from = world.fake.requests.length;
+    const diff = await session.callTool('get_pull_request_diff', { ...repo, pull_number: 3 });
+    expect(world.fake.requests.slice(from).map(tokenOf)).toContain(TOKENS.bob);
+    expect(diff.text).toContain('[truncated:');
+    expect(pieces(TOKENS.mallory).filter((piece) => diff.text.includes(piece))).toEqual([]);
   });
 });
 

@@ -167,7 +167,7 @@ export const listWorkflowJobs = githubTool({
       const head = parts(`${job.id} ${job.name}: ${job.state}`, j.run_attempt && j.run_attempt > 1 ? `attempt ${j.run_attempt}` : '', duration(j.started_at, j.completed_at));
       return [head, ...failedSteps.map((s) => `  failed step ${s.number} ${userLine(s.name)}: ${s.conclusion}`)].join('\n');
     });
-    return listing(`${data.total_count} jobs of workflow run ${run_id} in ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
+    return listing(`${count(data.total_count)} jobs of workflow run ${run_id} in ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
   },
 });
 

@@ -30,7 +30,8 @@ export const listSubIssues = githubTool({
     const lines = items.map((i) => {
       const where = i.repository_url.split('/repos/')[1] ?? '';
       const same = where.toLowerCase() === fullName(owner, repo).toLowerCase();
-      return parts(`${same ? '' : userLine(where)}#${i.number} ${userLine(i.title)}`, i.state);
+      const title = userLine(i.title);
+      return parts(`${same ? '' : userLine(where)}#${i.number}${title ? ` ${title}` : ''}`, i.state);
     });
     return listing(`Sub-issues of ${fullName(owner, repo)}#${issue_number}:`, lines, `${hiddenNote(hidden)}${nextPage(headers.link, page.page)}`);
   },
@@ -47,7 +48,7 @@ export const addSubIssue = githubTool({
     const subRepo = sub_issue_repo ?? repo;
     const sub = await subIssueId(call, owner, subRepo, sub_issue_number);
     await call.api.rest.issues.addSubIssue({ owner, repo, issue_number, sub_issue_id: sub.id });
-    return `${fullName(owner, subRepo)}#${sub_issue_number} (${sub.title}) is now a sub-issue of ${fullName(owner, repo)}#${issue_number}.`;
+    return `${fullName(owner, subRepo)}#${sub_issue_number}${sub.title ? ` (${sub.title})` : ''} is now a sub-issue of ${fullName(owner, repo)}#${issue_number}.`;
   },
 });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ToolError, formatBytes } from '@suite/shared';
 import { githubTool } from '../github-tool.js';
 import { fullName, pageParams, positiveInt, repoParams } from '../params.js';
-import { listing, nextPage, paging, parts, userLine, when } from '../present.js';
+import { count, listing, nextPage, paging, parts, sizeOf, userLine, when } from '../present.js';
 
 export const listWorkflows = githubTool({
   name: 'list_workflows',
@@ -15,7 +15,7 @@ export const listWorkflows = githubTool({
     const page = paging(rest);
     const { data, headers } = await api.rest.actions.listRepoWorkflows({ owner, repo, ...page });
     const lines = data.workflows.map((w) => parts(`${w.id} ${userLine(w.name)}`, userLine(w.path.replace(/^\.github\/workflows\//, '')), w.state));
-    return listing(`${data.total_count} workflows of ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
+    return listing(`${count(data.total_count)} workflows of ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
   },
 });
 
@@ -29,8 +29,8 @@ export const listWorkflowRunArtifacts = githubTool({
   run: async ({ owner, repo, run_id, ...rest }, { api }) => {
     const page = paging(rest);
     const { data, headers } = await api.rest.actions.listWorkflowRunArtifacts({ owner, repo, run_id, ...page });
-    const lines = data.artifacts.map((a) => parts(`${a.id} ${userLine(a.name)}`, formatBytes(a.size_in_bytes), a.expired ? 'expired' : `expires ${when(a.expires_at)}`));
-    return listing(`${data.total_count} artifacts of workflow run ${run_id} in ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
+    const lines = data.artifacts.map((a) => parts(`${a.id} ${userLine(a.name)}`, sizeOf(a.size_in_bytes, formatBytes), a.expired ? 'expired' : a.expires_at ? `expires ${when(a.expires_at)}` : ''));
+    return listing(`${count(data.total_count)} artifacts of workflow run ${run_id} in ${fullName(owner, repo)}:`, lines, nextPage(headers.link, page.page));
   },
 });
 
