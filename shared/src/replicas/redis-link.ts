@@ -20,6 +20,7 @@ export class RedisLink {
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<(message: unknown) => void>>();
   private degraded = false;
+  private closing = false;
   private readonly readyHandlers = new Set<() => void>();
 
   constructor(
@@ -40,6 +41,12 @@ export class RedisLink {
     this.subscriber = new Redis(url, { ...common, enableOfflineQueue: true });
     for (const connection of [this.commands, this.subscriber]) {
       connection.on('error', (error: Error) => this.degrade(error));
+      // A connection that was ready and is lost (Redis stopped, a network cut): not shared from this
+      // moment. Waiting for a reconnection attempt to fail would miss a Redis back within its delay,
+      // and then neither the outage nor the return would be said.
+      connection.on('close', () => {
+        if (!this.closing) this.degrade(new Error('connection lost'));
+      });
       connection.on('ready', () => this.recover());
     }
     this.commands.on('ready', () => {
@@ -105,6 +112,7 @@ export class RedisLink {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.handlers.clear();
     this.readyHandlers.clear();
     this.commands.disconnect();
