@@ -186,6 +186,27 @@ describe('recommend_indexes', () => {
     expect(r.text).toMatch(/pg_stat_statements is not installed in this database/);
   });
 
+  it('advises the workload pg_stat_statements recorded in this database: its heaviest statements, planned generically', async () => {
+    // CI preloads pg_stat_statements (.ci/run); this test needs it, as the workload mode does.
+    await withClient(db.adminUrl, (c) => c.query('CREATE EXTENSION pg_stat_statements'));
+    await withClient(db.roleUrl, async (c) => {
+      for (let n = 0; n < 5; n++) await c.query('SELECT count(*) FROM events WHERE account_id = $1', [1000 + n]);
+      await c.query('SELECT count(*) FROM events WHERE kind = $1', [7]);
+    });
+    const r = await session.callTool('recommend_indexes', { top: 10 });
+    expect(r.isError, r.text).toBe(false);
+    const s = r.structured as { recommendations: { columns: string[]; queriesHelped: number[] }[]; queries: { query: string; source: string }[] };
+    // Only this database's statements, recorded without their values.
+    expect(s.queries.length).toBeGreaterThan(0);
+    expect(s.queries.every((q) => q.source === 'pg_stat_statements')).toBe(true);
+    const byAccount = s.queries.findIndex((q) => /account_id = \$1/.test(q.query));
+    expect(byAccount, JSON.stringify(s.queries)).toBeGreaterThanOrEqual(0);
+    const advice = s.recommendations.find((x) => x.columns[0] === 'account_id');
+    expect(advice, r.text).toBeDefined();
+    expect(advice!.queriesHelped).toContain(byAccount + 1);
+    expect(r.text).toMatch(/none created/);
+  });
+
   it('works over stdio of the built bin', async () => {
     const spawned = await spawnServer(BIN, [db.roleUrl], { env: { SUITE_LOG_LEVEL: 'emergency' } });
     try {
