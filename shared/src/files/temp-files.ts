@@ -15,7 +15,7 @@
  * directories dead writers journaled, never the user's whole tree.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, readFileSync, rmSync, type Dirent, type Stats } from 'node:fs';
+import { constants, readdirSync, readFileSync, rmSync, type Dirent, type Stats } from 'node:fs';
 import { access, lstat, mkdir, open, readFile, readdir, realpath, rm, unlink, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -135,6 +135,19 @@ function installExitHook(): void {
       } catch (error) {
         // Gone already (nothing to do), or not ours to read: keep the journal so a sweep looks again.
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') clean = false;
+      }
+    }
+    // A create already handed to the thread pool when the exit began can land after the removals above:
+    // what this process named in the directories it journaled is abandoned now, so it goes too.
+    const ours = `.suite-${process.pid}-${HOST_TAG}-`;
+    for (const dir of journal.dirs.keys()) {
+      try {
+        for (const name of readdirSync(dir)) {
+          if (name.startsWith(ours) && TEMP_NAME.test(name)) rmSync(path.join(dir, name), { recursive: true, force: true });
+        }
+      } catch {
+        // Gone, or not readable now: the journal stays, and the next start's sweep looks again.
+        clean = false;
       }
     }
     // Nothing of ours is left in the journaled directories: the next start has nothing to look at.
