@@ -35,7 +35,7 @@ export type {
 export { ToolError, UpstreamError, ERROR_CODES, type ToolErrorKind } from './core/errors.js';
 export { errorResult, describeZodError, type ToolAnnotations, toolList, defineTool, type ToolDefinition, type AnyToolDefinition, type ToolFactory, type ToolReply, type CallToolResult } from './server/tools.js';
 export { ToolGate, type ToolsetInfo, type ToolSelection } from './server/toolsets.js';
-export { toolsForNamedTargets, type NamedTargets } from './server/named-targets.js';
+export { namedTargetTools, toolsForNamedTargets, type NamedTargets, type NamedTargetTools } from './server/named-targets.js';
 export type {
   ResourceContents,
   ResourceDefinition,

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, toolsForNamedTargets, withApps, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, namedTargetTools, withApps, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { PostgresConfig } from './config.js';
 import { queryTools } from './tools/query.js';
 import { executeTools } from './tools/execute.js';
@@ -55,18 +55,8 @@ const tools = toolList<PostgresConfig>([
   executeTools,
 ]);
 
-/** Several databases: each one's tools, merged under a "database" argument (built once per configuration). */
-const merged = new WeakMap<PostgresConfig, readonly AnyToolDefinition[]>();
-function serverTools(config: PostgresConfig): readonly AnyToolDefinition[] {
-  const several = config.databases;
-  if (!several || several.size < 2) return tools(config);
-  let list = merged.get(config);
-  if (!list) {
-    list = toolsForNamedTargets({ argument: 'database', noun: 'database', targets: [...several].map(([name, c]) => ({ name, tools: tools(c) })) });
-    merged.set(config, list);
-  }
-  return list;
-}
+/** Several databases: each one's tools, merged under a "database" argument. */
+const serverTools = namedTargetTools<PostgresConfig>({ argument: 'database', noun: 'database', tools, targets: (config) => config.databases });
 
 /** The apps' resources: one definition each for every session (their HTML is read once per process). */
 const grid = gridResource();

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SuiteServer, toolList, toolsForNamedTargets, withApps, type AnyToolDefinition, type ChangeHub, type SessionInfo } from '@suite/shared';
+import { SuiteServer, toolList, namedTargetTools, withApps, type ChangeHub, type SessionInfo } from '@suite/shared';
 import type { SqliteConfig } from './config.js';
 import { registerDemoPrompt } from './prompts/demo.js';
 import { registerExplorePrompt } from './prompts/explore.js';
@@ -53,18 +53,8 @@ const tools = toolList<SqliteConfig>([
   insightTools,
 ]);
 
-/** Several databases: each one's tools, merged under a "database" argument (built once per configuration). */
-const merged = new WeakMap<SqliteConfig, readonly AnyToolDefinition[]>();
-function serverTools(config: SqliteConfig): readonly AnyToolDefinition[] {
-  const several = config.databases;
-  if (!several || several.size < 2) return tools(config);
-  let list = merged.get(config);
-  if (!list) {
-    list = toolsForNamedTargets({ argument: 'database', noun: 'database', targets: [...several].map(([name, c]) => ({ name, tools: tools(c) })) });
-    merged.set(config, list);
-  }
-  return list;
-}
+/** Several databases: each one's tools, merged under a "database" argument. */
+const serverTools = namedTargetTools<SqliteConfig>({ argument: 'database', noun: 'database', tools, targets: (config) => config.databases });
 
 export interface ServerOptions {
   session?: SessionInfo;

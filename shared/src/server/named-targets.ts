@@ -57,3 +57,31 @@ export function toolsForNamedTargets({ argument, noun, targets }: NamedTargets):
   }
   return merged;
 }
+
+export interface NamedTargetTools<C extends object> {
+  argument: string;
+  noun: string;
+  /** One target's tools. */
+  tools: (config: C) => readonly AnyToolDefinition[];
+  /** The configured targets by name, the default first; fewer than two means a single target. */
+  targets: (config: C) => ReadonlyMap<string, C> | undefined;
+}
+
+/**
+ * A server's tools for a configuration: a single target's own list, or every target's tools merged
+ * under the selecting argument. The merge is built once per configuration object, not per session:
+ * sessions come and go at request rate over HTTP and the merged schemas never change.
+ */
+export function namedTargetTools<C extends object>({ argument, noun, tools, targets }: NamedTargetTools<C>): (config: C) => readonly AnyToolDefinition[] {
+  const merged = new WeakMap<C, readonly AnyToolDefinition[]>();
+  return (config) => {
+    const several = targets(config);
+    if (!several || several.size < 2) return tools(config);
+    let list = merged.get(config);
+    if (!list) {
+      list = toolsForNamedTargets({ argument, noun, targets: [...several].map(([name, c]) => ({ name, tools: tools(c) })) });
+      merged.set(config, list);
+    }
+    return list;
+  };
+}
