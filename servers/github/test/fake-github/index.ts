@@ -4,6 +4,7 @@ import { checkRoutes } from './checks.js';
 import { codeSearchRoutes } from './code-search.js';
 import { contentRoutes } from './contents.js';
 import { gitRoutes } from './git.js';
+import { graphqlHandler } from './graphql.js';
 import { type Handler, HttpFailure, type RouteContext, type Router, errorBody, json } from './http.js';
 import { issueRoutes } from './issues.js';
 import { notificationRoutes } from './notifications.js';
@@ -144,6 +145,8 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, subIssueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, workflowRoutes, securityRoutes, notificationRoutes, codeSearchRoutes]) {
     register(router);
   }
+  // GraphQL: /graphql on github.com, /api/graphql beside GitHub Enterprise Server's /api/v3.
+  upstream.route('POST', `${basePath.replace(/\/v3$/, '')}/graphql`, wrap(graphqlHandler));
   const oauth = new FakeGithubOAuth(state);
   oauth.routes(upstream);
   storage.route('GET', `${LOG_STORAGE}/:owner/:repo/:job`, async (req) =>
@@ -158,7 +161,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     requests: upstream.requests,
     storage,
     oauth,
-    tokensSeen: (filter = () => true) => upstream.requests.filter((r) => r.path.startsWith(`${basePath}/`) && filter(r)).map(tokenOf),
+    tokensSeen: (filter = () => true) => upstream.requests.filter((r) => (r.path.startsWith(`${basePath}/`) || r.path === `${basePath.replace(/\/v3$/, '')}/graphql`) && filter(r)).map(tokenOf),
     exhaustRateLimit: ({ token, resetInSeconds }) => {
       const reset = Math.floor(Date.now() / 1000) + resetInSeconds;
       exhausted.set(token ?? '*', reset);
