@@ -42,6 +42,13 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   ['create_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3, event: 'COMMENT', body: 'Sweep.' }],
   ['get_pull_request_reviews', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['get_pull_request_comments', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  ['list_review_threads', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  // Before the merge, while #3 has a diff; in this order: a pending review (seeded below) deleted, another started, commented on, submitted.
+  ['delete_pending_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  ['create_pending_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  ['add_pending_review_comment', { owner: 'acme', repo: 'widgets', pull_number: 3, path: 'src/login.ts', body: 'Sweep.', line: 1 }],
+  ['submit_pending_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3, event: 'COMMENT' }],
+  ['resolve_review_thread', { owner: 'acme', repo: 'widgets', pull_number: 3, thread_id: 'PRRT_1' }],
   ['update_pull_request_branch', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['merge_pull_request', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['search_users', { q: 'alice' }],
@@ -57,6 +64,11 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   // In this order: added, then removed again.
   ['add_sub_issue', { owner: 'acme', repo: 'widgets', issue_number: 1, sub_issue_number: 2 }],
   ['remove_sub_issue', { owner: 'acme', repo: 'widgets', issue_number: 1, sub_issue_number: 2 }],
+  ['list_discussions', { owner: 'acme', repo: 'widgets' }],
+  ['get_discussion', { owner: 'acme', repo: 'widgets', discussion_number: 100 }],
+  ['list_discussion_categories', { owner: 'acme', repo: 'widgets' }],
+  ['create_discussion', { owner: 'acme', repo: 'widgets', category: 'General', title: 'Sweep', body: 'Sweep.' }],
+  ['add_discussion_comment', { owner: 'acme', repo: 'widgets', discussion_number: 100, body: 'Sweep.' }],
   ['list_code_scanning_alerts', { owner: 'acme', repo: 'widgets' }],
   ['get_code_scanning_alert', { owner: 'acme', repo: 'widgets', alert_number: 1 }],
   ['list_dependabot_alerts', { owner: 'acme', repo: 'widgets' }],
@@ -74,6 +86,8 @@ let world: World;
 let gh: TestSession;
 beforeAll(async () => {
   world = await startWorld();
+  // alice's pending review of #3, for delete_pending_pull_request_review's sample.
+  world.widgets.reviews.push({ id: world.fake.state.id(), pull: 3, author: 'alice', state: 'PENDING', body: '', commitId: world.widgets.refs.get('heads/feature/login')!, submittedAt: world.fake.state.now() });
   gh = await world.connect();
 });
 afterAll(() => world.close());

@@ -21,6 +21,7 @@ function seedDiscussions(s: GithubState, target: FakeRepo, titles: [string, stri
   const general = { id: s.id(), name: 'General', slug: 'general', description: 'Chat about anything', answerable: false };
   const questions = { id: s.id(), name: 'Q&A', slug: 'q-a', description: `Ask the community${TAG_TEXT}`, answerable: true };
   target.discussionCategories = [general, questions];
+  target.discussions = [];
   const next = (): number => Math.max(0, ...target.issues.map((i) => i.number), ...(target.discussions ?? []).map((d) => d.number)) + 1;
   const older: FakeDiscussion = { id: s.id(), number: next(), title: titles[1], body: 'Plans for 2.0.', author: 'alice', categoryId: general.id, createdAt: s.now(), updatedAt: s.now(), closed: false, answerId: null, comments: [] };
   target.discussions = [older];

@@ -4,7 +4,7 @@ import { githubTool } from '../github-tool.js';
 import { graphql, nextCursor, pageArgs } from '../github-graphql.js';
 import type { GithubCall } from '../github-session.js';
 import { fullName, issueNumberField, pageParams, repoParams, text } from '../params.js';
-import { hiddenNote, listing, parts, userLine, userText, when, who } from '../present.js';
+import { count, hiddenNote, listing, parts, userLine, userText, when, who } from '../present.js';
 
 /**
  * Discussions, which only GitHub's GraphQL API has. Lists page by cursor (`after`), not by page
@@ -101,7 +101,7 @@ export const listDiscussions = githubTool({
     const nodes = (page.nodes ?? []).filter((d): d is DiscussionItem => d !== null);
     const { items, hidden } = await call.trusted(owner, repo, nodes, (d) => d.author?.login);
     const lines = items.map((d) =>
-      parts(`#${d.number} ${userLine(d.title)}`, who(d.author), d.category ? userLine(d.category.name) : '', d.closed ? 'closed' : 'open', d.isAnswered ? 'answered' : '', `${d.comments.totalCount} comments`, `updated ${when(d.updatedAt)}`),
+      parts(`#${d.number} ${userLine(d.title)}`, who(d.author), d.category ? userLine(d.category.name) : '', d.closed ? 'closed' : 'open', d.isAnswered ? 'answered' : '', `${count(d.comments.totalCount)} comments`, `updated ${when(d.updatedAt)}`),
     );
     return listing(`Discussions in ${fullName(owner, repo)}${category !== undefined ? ` (${userLine(category)})` : ''}:`, lines, `${hiddenNote(hidden)}${nextCursor(page.pageInfo, nodes.length, page.totalCount)}`);
   },
@@ -144,7 +144,7 @@ interface Discussion {
 export const getDiscussion = githubTool({
   name: 'get_discussion',
   toolset: 'discussions',
-  description: 'A discussion with a page of its comments and their first replies; ids are for reply_to.',
+  description: 'A discussion, a page of its comments and their first replies.',
   input: z.object({ ...repoParams, discussion_number: issueNumberField, ...cursorParams }),
   annotations: { title: 'Get discussion', readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   permission: 'Discussions: read',
@@ -217,7 +217,7 @@ const COMMENT = `mutation AddDiscussionComment($discussionId: ID!, $body: String
 export const addDiscussionComment = githubTool({
   name: 'add_discussion_comment',
   toolset: 'discussions',
-  description: 'Comments on a discussion, or replies to a top-level comment (reply_to: its id from get_discussion).',
+  description: 'Comments on a discussion; with reply_to (a comment id from get_discussion), replies.',
   input: z.object({ ...repoParams, discussion_number: issueNumberField, body: text, reply_to: z.string().optional() }),
   annotations: { title: 'Comment on discussion', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   permission: 'Discussions: write',

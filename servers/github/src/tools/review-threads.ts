@@ -48,7 +48,7 @@ const START = `mutation StartPendingReview($pullRequestId: ID!, $commitOID: GitO
 export const createPendingPullRequestReview = githubTool({
   name: 'create_pending_pull_request_review',
   toolset: 'review_threads',
-  description: 'Starts your pending (unsubmitted) review of a PR, at commit_id or the head.',
+  description: 'Starts your pending review of a PR (at commit_id, default head).',
   input: z.object({ ...prParams, commit_id: z.string().optional(), body: z.string().optional() }),
   annotations: { title: 'Start pending review', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   permission: 'Pull requests: write',
@@ -69,7 +69,7 @@ const ADD_THREAD = `mutation AddPendingReviewComment($pullRequestReviewId: ID!, 
 export const addPendingReviewComment = githubTool({
   name: 'add_pending_review_comment',
   toolset: 'review_threads',
-  description: 'Adds a comment to your pending review: on line (start_line..line for a range) of side (RIGHT: new code), or on the file without line.',
+  description: 'Comments in your pending review on line (or start_line..line) of side (RIGHT: new code); no line: the file.',
   input: z.object({ ...prParams, path: filePathField, body: text, line: positiveInt.optional(), side: side.optional(), start_line: positiveInt.optional(), start_side: side.optional() }),
   annotations: { title: 'Comment in pending review', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   permission: 'Pull requests: write',
@@ -215,7 +215,7 @@ const UNRESOLVE = `mutation UnresolveReviewThread($threadId: ID!) { unresolveRev
 export const resolveReviewThread = githubTool({
   name: 'resolve_review_thread',
   toolset: 'review_threads',
-  description: 'Resolves a review thread (id from list_review_threads), or reopens it with resolved: false.',
+  description: 'Resolves a review thread, or reopens it (resolved: false).',
   input: z.object({ ...prParams, thread_id: text, resolved: z.boolean().optional() }),
   annotations: { title: 'Resolve review thread', readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   permission: 'Pull requests: write',
