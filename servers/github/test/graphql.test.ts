@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeRequest, TestSession } from '@suite/test-kit';
+import { graphqlOperationOf, type FakeRequest, type TestSession } from '@suite/test-kit';
 import { tokenOf, type GithubState } from './fake-github/index.js';
 import type { FakeDiscussion, FakeRepo } from './fake-github/state.js';
 import { INJECTED_BODY, TAG_TEXT, TOKENS, startWorld, type World } from './helpers.js';
@@ -60,7 +60,7 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const graphqlRequests = (from: number): FakeRequest[] => world.fake.requests.slice(from).filter((r) => r.path === '/graphql');
-const operationOf = (r: FakeRequest): string => /^\s*(?:query|mutation)\s+(\w+)/.exec(String((r.body as { query?: string }).query))?.[1] ?? '';
+const operationOf = (r: FakeRequest): string => graphqlOperationOf(r.body)?.name ?? '';
 
 describe('discussions', () => {
   it('lists categories, and discussions newest first a page at a time by cursor', async () => {

@@ -1,3 +1,4 @@
+import { graphqlOperationOf } from '@suite/test-kit';
 import { type Handler, type RouteContext, json } from './http.js';
 import type { FakeDiscussion, FakeDiscussionComment, FakeRepo, FakeReviewThread } from './state.js';
 
@@ -65,7 +66,7 @@ interface Op {
   name: string;
 }
 
-function forbidden(op: Op, path: string[]): GraphqlError {
+function forbidden(path: string[]): GraphqlError {
   return new GraphqlError('FORBIDDEN', 'Resource not accessible by personal access token', path);
 }
 
@@ -74,17 +75,16 @@ function repository(op: Op, owner: unknown, name: unknown): FakeRepo {
   const repo = op.ctx.state.repo(str(owner), str(name));
   const role = repo ? op.ctx.state.permissionOf(repo, op.ctx.viewer?.login) : undefined;
   if (!repo || (repo.private && role === undefined)) throw new GraphqlError('NOT_FOUND', `Could not resolve to a Repository with the name '${str(owner)}/${str(name)}'.`, ['repository']);
-  checkToken(op, repo, ['repository']);
+  checkToken(op, ['repository']);
   return repo;
 }
 
 /** A fine-grained token's permission for the operation, and a read-only token's writes. */
-function checkToken(op: Op, repo: FakeRepo, path: string[]): void {
+function checkToken(op: Op, path: string[]): void {
   const need = NEEDS[op.name]!;
   const granted = op.ctx.token?.permissions ? (op.ctx.token.permissions[need.permission] ?? 'none') : undefined;
-  if (granted === 'none' || (need.write && granted === 'read')) throw forbidden(op, path);
-  if (need.write && !op.ctx.token?.canWrite) throw forbidden(op, path);
-  void repo;
+  if (granted === 'none' || (need.write && granted === 'read')) throw forbidden(path);
+  if (need.write && !op.ctx.token?.canWrite) throw forbidden(path);
 }
 
 /** Every repository with its id, for node lookups. */
@@ -223,7 +223,7 @@ const OPERATIONS: Record<string, (op: Op) => unknown> = {
   CreateDiscussion: (op) => {
     const repo = repos(op).find((r) => `R_${r.id}` === op.vars.repositoryId);
     if (!repo) throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.repositoryId)}'`, ['createDiscussion']);
-    checkToken(op, repo, ['createDiscussion']);
+    checkToken(op, ['createDiscussion']);
     const category = repo.discussionCategories?.find((c) => `DIC_${c.id}` === op.vars.categoryId);
     if (!category) throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.categoryId)}'`, ['createDiscussion']);
     const now = op.ctx.state.now();
@@ -237,7 +237,7 @@ const OPERATIONS: Record<string, (op: Op) => unknown> = {
       .flatMap((repo) => (repo.discussions ?? []).map((d) => ({ repo, d })))
       .find((x) => `D_${x.d.id}` === op.vars.discussionId);
     if (!where) throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.discussionId)}'`, ['addDiscussionComment']);
-    checkToken(op, where.repo, ['addDiscussionComment']);
+    checkToken(op, ['addDiscussionComment']);
     let replyTo: number | null = null;
     if (op.vars.replyToId !== null && op.vars.replyToId !== undefined) {
       const parent = where.d.comments.find((c) => `DC_${c.id}` === op.vars.replyToId);
@@ -264,7 +264,7 @@ const OPERATIONS: Record<string, (op: Op) => unknown> = {
       .flatMap((repo) => repo.issues.filter((i) => i.pull).map((pull) => ({ repo, pull })))
       .find((x) => `PR_${x.pull.id}` === op.vars.pullRequestId);
     if (!where) throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.pullRequestId)}'`, ['addPullRequestReview']);
-    checkToken(op, where.repo, ['addPullRequestReview']);
+    checkToken(op, ['addPullRequestReview']);
     const head = where.repo.refs.get(`heads/${where.pull.pull!.head}`) ?? '';
     const commit = str(op.vars.commitOID) || head;
     if (!where.repo.commits.has(commit)) throw new GraphqlError('UNPROCESSABLE', `Could not resolve commit ${commit}`, ['addPullRequestReview']);
@@ -275,7 +275,7 @@ const OPERATIONS: Record<string, (op: Op) => unknown> = {
   AddPendingReviewComment: (op) => {
     const found = findReview(op, op.vars.pullRequestReviewId);
     if (!found || found.review.state !== 'PENDING') throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.pullRequestReviewId)}'`, ['addPullRequestReviewThread']);
-    checkToken(op, found.repo, ['addPullRequestReviewThread']);
+    checkToken(op, ['addPullRequestReviewThread']);
     const pull = found.repo.issues.find((i) => i.number === found.review.pull)!;
     const changed = new Set(changedPaths(found.repo, pull));
     const path = str(op.vars.path);
@@ -304,7 +304,7 @@ const OPERATIONS: Record<string, (op: Op) => unknown> = {
   SubmitPendingReview: (op) => {
     const found = findReview(op, op.vars.pullRequestReviewId);
     if (!found || found.review.state !== 'PENDING') throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.pullRequestReviewId)}'`, ['submitPullRequestReview']);
-    checkToken(op, found.repo, ['submitPullRequestReview']);
+    checkToken(op, ['submitPullRequestReview']);
     const states = { APPROVE: 'APPROVED', REQUEST_CHANGES: 'CHANGES_REQUESTED', COMMENT: 'COMMENTED' } as const;
     const event = str(op.vars.event) as keyof typeof states;
     if (!(event in states)) throw new GraphqlError('UNPROCESSABLE', `Invalid event ${event}`, ['submitPullRequestReview']);
@@ -317,7 +317,7 @@ const OPERATIONS: Record<string, (op: Op) => unknown> = {
   DeletePendingReview: (op) => {
     const found = findReview(op, op.vars.pullRequestReviewId);
     if (!found || found.review.state !== 'PENDING') throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.pullRequestReviewId)}'`, ['deletePullRequestReview']);
-    checkToken(op, found.repo, ['deletePullRequestReview']);
+    checkToken(op, ['deletePullRequestReview']);
     found.repo.reviews.splice(found.repo.reviews.indexOf(found.review), 1);
     found.repo.reviewThreads = (found.repo.reviewThreads ?? []).filter((t) => t.reviewId !== found.review.id);
     return { deletePullRequestReview: { pullRequestReview: { id: `PRR_${found.review.id}` } } };
@@ -363,9 +363,9 @@ function setResolved(op: Op, resolved: boolean): unknown {
   const field = resolved ? 'resolveReviewThread' : 'unresolveReviewThread';
   const found = findThread(op, str(op.vars.threadId));
   if (!found) throw new GraphqlError('NOT_FOUND', `Could not resolve to a node with the global id of '${str(op.vars.threadId)}'`, [field]);
-  checkToken(op, found.repo, [field]);
+  checkToken(op, [field]);
   const role = op.ctx.state.permissionOf(found.repo, op.ctx.viewer?.login);
-  if (role === undefined || role === 'read' || role === 'triage') throw forbidden(op, [field]);
+  if (role === undefined || role === 'read' || role === 'triage') throw forbidden([field]);
   found.thread.resolved = resolved;
   found.thread.resolvedBy = resolved ? op.ctx.viewer!.login : null;
   return { [field]: { thread: { id: `PRRT_${found.thread.id}`, isResolved: resolved } } };
@@ -384,17 +384,13 @@ function changedPaths(repo: FakeRepo, pull: FakeRepo['issues'][number]): string[
 }
 
 export const graphqlHandler: Handler = (ctx) => {
-  const request = ctx.req.body;
-  if (!request || typeof request !== 'object' || typeof (request as { query?: unknown }).query !== 'string') {
-    return json({ message: 'Problems parsing JSON', documentation_url: 'https://docs.github.com/graphql' }, 400);
-  }
+  const operation = graphqlOperationOf(ctx.req.body);
+  if (!operation) return json({ message: 'Problems parsing JSON', documentation_url: 'https://docs.github.com/graphql' }, 400);
   if (!ctx.viewer) return json({ message: 'This endpoint requires you to be authenticated.', documentation_url: 'https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql' }, 401);
-  const { query, variables } = request as { query: string; variables?: Vars };
-  const name = /^\s*(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? '';
-  const resolve = OPERATIONS[name];
-  if (!resolve) return json({ errors: [{ message: `No operation ${JSON.stringify(name)} in this fake`, locations: [{ line: 1, column: 1 }] }] });
+  const resolve = OPERATIONS[operation.name];
+  if (!resolve) return json({ errors: [{ message: `No operation ${JSON.stringify(operation.name)} in this fake`, locations: [{ line: 1, column: 1 }] }] });
   try {
-    return json({ data: resolve({ ctx, vars: variables ?? {}, name }) });
+    return json({ data: resolve({ ctx, vars: operation.variables, name: operation.name }) });
   } catch (error) {
     if (!(error instanceof GraphqlError)) throw error;
     return json({ data: null, errors: [{ type: error.type, path: error.path, locations: [{ line: 2, column: 3 }], message: error.message }] });
