@@ -145,7 +145,7 @@ export class GithubClients {
           parseBody: request.parseSuccessResponseBody !== false,
           signal,
           note,
-          ...(graphql ? { read: graphql.read } : {}),
+          ...(graphql ? { read: graphql.read, graphql: true } : {}),
         },
         choose(planned.url, graphql?.target.owner),
       );

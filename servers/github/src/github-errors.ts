@@ -284,8 +284,9 @@ function isGraphqlErrors(error: unknown): error is GraphqlErrors {
 }
 
 /**
- * GraphQL's own failures, which GitHub answers with 200: a rate limit says when to retry, FORBIDDEN
- * names the permission as a 403 does, NOT_FOUND says what to check; anything else is GitHub's words.
+ * GraphQL's own failures, which GitHub answers with 200: FORBIDDEN names the permission as a 403
+ * does, NOT_FOUND says what to check; anything else is GitHub's words. (RATE_LIMITED is read as the
+ * 403 it stands for by the request layer, which records the limit: github-request.ts.)
  */
 function graphqlFailure(error: GraphqlErrors, context: FailureContext): ToolError {
   const target = failedGraphqlTarget(error);
@@ -295,11 +296,6 @@ function graphqlFailure(error: GraphqlErrors, context: FailureContext): ToolErro
     .map((e) => sanitizeLine(typeof e.message === 'string' ? e.message : '').replace(/[.\s]+$/, ''))
     .filter(Boolean)
     .join('; ');
-  if (types.has('RATE_LIMITED')) {
-    const reset = Number(error.headers['x-ratelimit-reset']);
-    const seconds = Number.isFinite(reset) && reset > 0 ? Math.min(3600, Math.max(1, reset - Date.now() / 1000)) : undefined;
-    return UpstreamError.rateLimited(SERVICE, seconds, "GitHub's GraphQL rate limit");
-  }
   if (types.has('FORBIDDEN')) {
     const scope = context.scope && context.scope !== 'none' ? context.scope : 'repo';
     return ToolError.accessDenied(`GitHub denied access${target ? ` to ${target}` : ''} (${messages || 'Forbidden'}). A fine-grained token needs "${context.permission}" on ${target ?? 'the repository'}; a classic token needs the ${scope} scope.`);

@@ -28,6 +28,8 @@ export interface PlannedRequest {
    * read is retried after a 5xx and never reported as a write that may have been made.
    */
   read?: boolean;
+  /** A GraphQL request: its own rate-limit counter, and GitHub's RATE_LIMITED answer (a 200) is a rate limit. */
+  graphql?: boolean;
   signal: AbortSignal | undefined;
   /** Tells the call's caller something it should know about its answer (a redirect to another repository). */
   note?: (text: string) => void;
@@ -99,7 +101,7 @@ export async function sendRequest(plan: PlannedRequest, settings: SendSettings):
 /** The request, with a wait for a known limit first, and the retries a read may have. */
 async function attempts(plan: PlannedRequest, settings: SendSettings, path: string | undefined): Promise<GithubResponse> {
   const { throttle, tokenKey, limits, log } = settings;
-  const bucket = bucketOf(path);
+  const bucket = bucketOf(path, plan.graphql === true);
   let waitedForLimit = false;
   for (let attempt = 0; ; attempt++) {
     const limit = await limits.limitInForce(tokenKey, [bucket, 'all']);
@@ -339,12 +341,27 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
       throw failure(`malformed JSON (${bytes.length} bytes)`);
     }
     // Every JSON answer of every tool is cleaned here, once: tokens GitHub echoed, then hidden text.
-    return sanitizeUpstreamJson(settings.redactor.redactDeep(parsed));
+    const cleaned = sanitizeUpstreamJson(settings.redactor.redactDeep(parsed));
+    if (plan.graphql && graphqlRateLimited(cleaned)) {
+      // GitHub answers a GraphQL request over its limit with 200 and an error typed RATE_LIMITED: read as the
+      // 403 it stands for, so the limit is recorded and the token's GraphQL requests wait for its reset.
+      const headers: Record<string, string> = { 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) };
+      for (const [name, value] of response.headers) headers[name] = value;
+      Object.assign(headers, { 'x-ratelimit-remaining': '0', 'x-ratelimit-resource': 'graphql' });
+      throw new GithubHttpFailure(403, { method: plan.method, url: plan.url }, { status: 403, url: plan.url, headers, data: { message: 'API rate limit exceeded' } });
+    }
+    return cleaned;
   }
   if (type.startsWith('text/') || /charset=utf-8/i.test(response.headers.get('content-type') ?? '') || /\.(?:diff|patch)\b/i.test(accept)) {
     return settings.redactor.redactText(bytes.toString('utf8'));
   }
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+}
+
+/** Whether a GraphQL answer's errors say its rate limit is used up. */
+function graphqlRateLimited(data: unknown): boolean {
+  const errors = data && typeof data === 'object' ? (data as { errors?: unknown }).errors : undefined;
+  return Array.isArray(errors) && errors.some((e) => e !== null && typeof e === 'object' && (e as { type?: unknown }).type === 'RATE_LIMITED');
 }
 
 /** A rate-limit answer: which counter, until when, and how to say it (rate-limits.ts bounds every wait). */

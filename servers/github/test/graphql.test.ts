@@ -122,10 +122,28 @@ describe('discussions', () => {
     world.fake.upstream.fault({ method: 'POST', path: '/graphql', response: { status: 403, headers: { 'x-accepted-github-permissions': 'discussions=write' }, json: { message: 'Resource not accessible by personal access token', documentation_url: 'https://docs.github.com/graphql' } } });
     const forbidden = await gh.callTool('add_discussion_comment', { ...repo, discussion_number: 5, body: 'Hi' });
     expect(forbidden).toMatchObject({ isError: true, text: 'GitHub denied access to acme/widgets (403: Resource not accessible by personal access token). The token needs Discussions: write on acme/widgets.' });
+    // GitHub's GraphQL limit is a 200 with RATE_LIMITED: read as a limit of the token's GraphQL counter, which holds its next GraphQL request back.
     const reset = Math.floor(Date.now() / 1000) + 120;
-    world.fake.upstream.fault({ method: 'POST', path: '/graphql', response: { status: 200, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, json: { data: null, errors: [{ type: 'RATE_LIMITED', message: 'API rate limit exceeded for user ID 1.' }] } } });
-    const limited = await gh.callTool('list_discussions', repo);
-    expect(limited).toMatchObject({ isError: true, text: expect.stringMatching(/^GitHub rate limit reached \(GitHub's GraphQL rate limit\)\. Retry in /) });
+    world.fake.upstream.fault({ method: 'POST', path: '/graphql', response: { status: 200, headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset), 'x-ratelimit-resource': 'graphql' }, json: { data: null, errors: [{ type: 'RATE_LIMITED', message: 'API rate limit exceeded for user ID 1.' }] } } });
+    const limited = await fine.callTool('list_discussions', repo);
+    expect(limited).toMatchObject({ isError: true, text: expect.stringMatching(/^GitHub rate limit reached \(5000 requests per hour for graphql used up\)\. Retry in (1|2) min/) });
+    let from = world.fake.requests.length;
+    const held = await fine.callTool('list_discussion_categories', repo);
+    expect(held).toMatchObject({ isError: true, text: expect.stringContaining('nothing was sent') });
+    expect(graphqlRequests(from)).toEqual([]);
+    // Another token's GraphQL requests still go.
+    expect((await gh.callTool('list_discussion_categories', repo)).isError).toBeFalsy();
+    // The fake's own 403 for an exhausted limit, with x-ratelimit-resource: graphql, reads the same way.
+    world.fake.exhaustRateLimit({ token: TOKENS.carol, resetInSeconds: 90 });
+    const carol = await world.connect({ token: TOKENS.carol }, { toolsets: ['discussions'] });
+    try {
+      expect(await carol.callTool('list_discussions', repo)).toMatchObject({ isError: true, text: expect.stringMatching(/^GitHub rate limit reached \(5000 requests per hour for graphql used up\)/) });
+      from = world.fake.requests.length;
+      expect(await carol.callTool('list_discussions', repo)).toMatchObject({ isError: true, text: expect.stringContaining('nothing was sent') });
+      expect(graphqlRequests(from)).toEqual([]);
+    } finally {
+      world.fake.restoreRateLimit();
+    }
   });
 
   it('a broken answer: a cut-off query is retried, malformed JSON is refused, a cut-off mutation is reported and never repeated', async () => {

@@ -55,7 +55,7 @@ export interface FakeGithub {
   close(): Promise<void>;
 }
 
-const LIMIT = { core: 5000, search: 30, anonymous: 60 };
+const LIMIT = { core: 5000, search: 30, graphql: 5000, anonymous: 60 };
 
 export function tokenOf(request: FakeRequest): string | undefined {
   return /^(?:token|bearer)\s+(\S+)$/i.exec(String(request.headers.authorization ?? ''))?.[1];
@@ -76,7 +76,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   const exhausted = new Map<string, number>();
   const resetAt = Math.floor(Date.now() / 1000) + 3600;
 
-  const rateHeaders = (key: string, resource: 'core' | 'search', anonymous: boolean, spent: number, reset = resetAt): Record<string, string> => {
+  const rateHeaders = (key: string, resource: 'core' | 'search' | 'graphql', anonymous: boolean, spent: number, reset = resetAt): Record<string, string> => {
     const limit = anonymous ? LIMIT.anonymous : LIMIT[resource];
     return {
       'x-ratelimit-limit': String(limit),
@@ -94,7 +94,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     async (req) => {
       const token = tokenOf(req);
       const info = token ? state.tokens.get(token) : undefined;
-      const resource = req.path.startsWith(`${basePath}/search/`) ? 'search' : 'core';
+      const resource = req.path.startsWith(`${basePath}/search/`) ? 'search' : req.path.endsWith('/graphql') ? 'graphql' : 'core';
       const key = `${token ?? 'anonymous'}:${resource}`;
       if (token && !info) return json(errorBody(401, 'Bad credentials'), 401, rateHeaders(key, resource, true, 0));
       const viewer = info ? state.user(info.login) : undefined;
