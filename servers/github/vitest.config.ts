@@ -13,6 +13,7 @@ const SCENARIOS = [
   'test/code-security.test.ts',
   'test/context-users-actions.test.ts',
   'test/errors.test.ts',
+  'test/graphql.test.ts',
   'test/issues.test.ts',
   'test/lockdown.test.ts',
   'test/pull-requests.test.ts',

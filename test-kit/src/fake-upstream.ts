@@ -90,6 +90,30 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
+/** A GraphQL request as a fake reads it: the operation's kind and name, and its variables. */
+export interface GraphqlOperation {
+  kind: 'query' | 'mutation';
+  name: string;
+  variables: Record<string, unknown>;
+}
+
+/**
+ * The operation a GraphQL request body (`{query, variables}`) sends, read far enough to dispatch
+ * it: its kind and name from the document's first operation, which must be named (anonymous
+ * operations and bodies that are not a GraphQL request are undefined). A fake answers by name
+ * with the shapes the server under test selects, and tests read what each recorded request sent.
+ */
+export function graphqlOperationOf(body: unknown): GraphqlOperation | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const { query, variables } = body as { query?: unknown; variables?: unknown };
+  if (typeof query !== 'string') return undefined;
+  // Comments (# to the end of a line) may come first.
+  const match = /^(?:\s|#[^\n]*\n)*(query|mutation)\s+([_A-Za-z][_0-9A-Za-z]*)/.exec(query);
+  if (!match) return undefined;
+  const vars = variables && typeof variables === 'object' && !Array.isArray(variables) ? (variables as Record<string, unknown>) : {};
+  return { kind: match[1] as 'query' | 'mutation', name: match[2]!, variables: vars };
+}
+
 interface CompiledRoute {
   method: string;
   match: (path: string) => Record<string, string> | undefined;

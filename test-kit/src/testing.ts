@@ -19,7 +19,7 @@ import type { ContentBlock, ResourceContents } from '@suite/shared';
 import type { SuiteServer } from '@suite/shared';
 
 export { Client };
-export { startFakeUpstream, type FakeUpstream, type FakeRequest, type FakeResponse, type FakeRoute, type FakeFault, type FakeTransform } from './fake-upstream.js';
+export { startFakeUpstream, graphqlOperationOf, type GraphqlOperation, type FakeUpstream, type FakeRequest, type FakeResponse, type FakeRoute, type FakeFault, type FakeTransform } from './fake-upstream.js';
 export { descendantsOf, isAlive, expectAllGone, type ProcessIdentity } from './processes.js';
 
 /** A root as the test client offers it: a directory path or a full root. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeUpstream, type FakeUpstream } from '../src/testing.js';
+import { graphqlOperationOf, startFakeUpstream, type FakeUpstream } from '../src/testing.js';
 
 describe('fake upstream HTTP server', () => {
   let upstream: FakeUpstream | undefined;
@@ -75,5 +75,16 @@ describe('fake upstream HTTP server', () => {
     upstream.fault({ method: 'GET', path: '/ok', reset: true });
     await expect(fetch(`${upstream.url}/ok`)).rejects.toThrow();
     expect(await (await fetch(`${upstream.url}/ok`)).text()).toBe('fine');
+  });
+
+  it('reads a GraphQL request far enough to dispatch it: kind, name, variables', async () => {
+    upstream = await startFakeUpstream();
+    upstream.route('POST', '/graphql', (req) => ({ json: { data: { seen: graphqlOperationOf(req.body) ?? null } } }));
+    const post = async (body: unknown): Promise<unknown> => (await (await fetch(`${upstream!.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as { data: { seen: unknown } }).data.seen;
+    expect(await post({ query: '# list them\n  query ListDiscussions($owner: String!) { repository(owner: $owner) { id } }', variables: { owner: 'acme' } })).toEqual({ kind: 'query', name: 'ListDiscussions', variables: { owner: 'acme' } });
+    expect(await post({ query: 'mutation Resolve($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { id } } }' })).toEqual({ kind: 'mutation', name: 'Resolve', variables: {} });
+    // Anonymous operations, shorthand queries and bodies that are no GraphQL request are not dispatched.
+    for (const body of [{ query: '{ viewer { login } }' }, { query: 'query { viewer { login } }' }, { variables: {} }, ['query X { a }']]) expect(await post(body), JSON.stringify(body)).toBeNull();
+    expect(upstream.requests.map((r) => graphqlOperationOf(r.body)?.name)).toEqual(['ListDiscussions', 'Resolve', undefined, undefined, undefined, undefined]);
   });
 });

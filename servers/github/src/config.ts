@@ -6,7 +6,7 @@ import type { ToolsetInfo } from '@suite/shared';
  * index.ts. A leaf module: it imports nothing of this package, so every other module can use it.
  */
 
-export const TOOLSET_NAMES = ['context', 'repos', 'issues', 'pull_requests', 'users', 'actions', 'code_security', 'sub_issues', 'notifications'] as const;
+export const TOOLSET_NAMES = ['context', 'repos', 'issues', 'pull_requests', 'users', 'actions', 'code_security', 'sub_issues', 'discussions', 'review_threads', 'notifications'] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** The server's toolsets: users pick them with --toolsets; the first five are on without it. */
@@ -19,6 +19,8 @@ export const TOOLSETS: readonly (ToolsetInfo & { name: ToolsetName })[] = [
   { name: 'actions', description: 'GitHub Actions: workflows, runs, jobs, the tail of job logs and artifacts; re-run failed jobs, cancel a run.' },
   { name: 'code_security', description: 'Code scanning, Dependabot and secret scanning alerts; dismiss or resolve them.' },
   { name: 'sub_issues', description: 'Sub-issues: list, add and remove.' },
+  { name: 'discussions', description: 'Discussions: list, read with comments, categories; start one, comment, reply.' },
+  { name: 'review_threads', description: 'Pending pull request reviews with line comments; review threads, resolve them.' },
   { name: 'notifications', description: 'Your notifications (read-only).' },
 ];
 

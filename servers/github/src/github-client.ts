@@ -5,6 +5,7 @@ import { ToolError, sharedLimits, type Logger } from '@suite/shared';
 import type { GithubConfig } from './config.js';
 import { apiPath, repoOfPath } from './github-errors.js';
 import { sendRequest, type GithubResponse, type SendSettings } from './github-request.js';
+import { graphqlTargetOf, type GraphqlTarget } from './graphql-target.js';
 import { RepoAllowlist } from './repo-allowlist.js';
 import { TokenRedactor } from './token-redaction.js';
 
@@ -108,9 +109,9 @@ export class GithubClients {
       log: { debug: () => undefined, info: (message: string) => log.debug(message), warn: (message: string) => log.warning(message), error: (message: string) => log.debug(message) },
     });
     const fallback = this.settingsFor(token);
-    const choose = (url: string): SendSettings => {
+    const choose = (url: string, graphqlOwner?: string): SendSettings => {
       if (!ownerTokens) return fallback;
-      const owner = ownerOfPath(apiPath(url, this.basePath));
+      const owner = graphqlOwner ?? ownerOfPath(apiPath(url, this.basePath));
       const ownerToken = owner !== undefined ? ownerTokens[owner.toLowerCase()] : undefined;
       return ownerToken !== undefined ? this.settingsFor(ownerToken) : fallback;
     };
@@ -123,24 +124,38 @@ export class GithubClients {
    * with --repos, a request outside the allowlist is refused before it leaves, searches are scoped,
    * and lists of repositories or notifications are filtered. Then it is sent (github-request.ts).
    */
-  private async guard(api: GithubApi, choose: (url: string) => SendSettings, options: HookOptions): Promise<GithubResponse> {
+  private async guard(api: GithubApi, choose: (url: string, graphqlOwner?: string) => SendSettings, options: HookOptions): Promise<GithubResponse> {
     const scope = callScope.getStore();
     const signal = scope?.signal;
     const notes = scope?.notes;
     const note = (text: string): void => {
       if (notes && !notes.includes(text)) notes.push(text);
     };
+    const parsed = api.request.endpoint.parse(options);
+    const graphql = this.isGraphqlUrl(parsed.url) ? graphqlPlan(options) : undefined;
     const send = (): Promise<GithubResponse> => {
-      const parsed = api.request.endpoint.parse(options);
+      const planned = api.request.endpoint.parse(options);
       const request = (options.request ?? {}) as { parseSuccessResponseBody?: boolean };
       return sendRequest(
-        { method: parsed.method.toUpperCase(), url: parsed.url, headers: parsed.headers as Record<string, string | number | undefined>, body: parsed.body, parseBody: request.parseSuccessResponseBody !== false, signal, note },
-        choose(parsed.url),
+        {
+          method: planned.method.toUpperCase(),
+          url: planned.url,
+          headers: planned.headers as Record<string, string | number | undefined>,
+          body: planned.body,
+          parseBody: request.parseSuccessResponseBody !== false,
+          signal,
+          note,
+          ...(graphql ? { read: graphql.read, graphql: true } : {}),
+        },
+        choose(planned.url, graphql?.target.owner),
       );
     };
     const allowlist = this.allowlist;
+    if (graphql) {
+      if (allowlist && !allowlist.allows(graphql.target.owner, graphql.target.repo)) throw allowlist.refusal(`The repository ${graphql.target.owner}/${graphql.target.repo}`);
+      return send();
+    }
     if (!allowlist) return send();
-    const parsed = api.request.endpoint.parse(options);
     const path = apiPath(parsed.url, this.basePath);
     const method = parsed.method.toUpperCase();
 
@@ -209,6 +224,18 @@ export class GithubClients {
     return refuse("which is outside this server's repository allowlist");
   }
 
+  /** GitHub's GraphQL endpoint: /graphql below the API base, or /api/graphql beside GitHub Enterprise Server's /api/v3. */
+  private isGraphqlUrl(url: string): boolean {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return false;
+    }
+    if (parsed.origin !== this.apiOrigin) return false;
+    return parsed.pathname === `${this.basePath}/graphql` || parsed.pathname === `${this.basePath.replace(/\/v3$/, '')}/graphql`;
+  }
+
   private readonly viewers = new WeakMap<GithubApi, string>();
 
   /** The login the token acts as (cached per instance). */
@@ -238,6 +265,25 @@ export function ownerOfPath(path: string | undefined): string | undefined {
   } catch {
     return named[1];
   }
+}
+
+/**
+ * A GraphQL request as the hook sends it: the repository it addresses (which the allowlist checks
+ * and whose owner's token it carries) and whether it only reads. A request that names none, or
+ * whose `owner`/`name` variables name another repository than it declares, is not sent: the
+ * allowlist and the token choice would otherwise check one repository and reach another.
+ */
+function graphqlPlan(options: HookOptions): { target: GraphqlTarget; read: boolean } {
+  const target = graphqlTargetOf(options);
+  const refuse = (why: string): ToolError => new ToolError(`A GraphQL request ${why}, so it was not sent.`);
+  if (!target) throw refuse('names no repository');
+  const variables = ((options as { variables?: unknown }).variables ?? {}) as Record<string, unknown>;
+  const same = (a: unknown, b: string): boolean => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
+  if ((variables.owner !== undefined && !same(variables.owner, target.owner)) || (variables.name !== undefined && !same(variables.name, target.repo))) {
+    throw refuse(`names another repository in its variables than ${target.owner}/${target.repo}`);
+  }
+  const query = (options as { query?: unknown }).query;
+  return { target, read: typeof query === 'string' && /^\s*query\b/.test(query) };
 }
 
 /** Drops entries of a list answer (search results, notifications, repository lists) that belong to repositories outside the allowlist. */

@@ -1,4 +1,5 @@
 import { CancelledError, ToolError, UpstreamError } from '@suite/shared';
+import { failedGraphqlTarget } from './graphql-target.js';
 import { rateLimitOfAnswer } from './rate-limits.js';
 import { sanitizeLine } from './sanitize.js';
 
@@ -271,6 +272,40 @@ function accessDenied(error: GithubHttpError, context: FailureContext, target: s
   return ToolError.accessDenied(`GitHub denied access${target ? ` to ${target}` : ''} (403: ${message}). ${hint}`);
 }
 
+/** What Octokit's GraphqlResponseError carries: GitHub answered 200 with an `errors` array. */
+interface GraphqlErrors {
+  name: 'GraphqlResponseError';
+  errors: { type?: unknown; message?: unknown }[];
+  headers: Record<string, string | undefined>;
+}
+
+function isGraphqlErrors(error: unknown): error is GraphqlErrors {
+  return error instanceof Error && error.name === 'GraphqlResponseError' && Array.isArray((error as Partial<GraphqlErrors>).errors);
+}
+
+/**
+ * GraphQL's own failures, which GitHub answers with 200: FORBIDDEN names the permission as a 403
+ * does, NOT_FOUND says what to check; anything else is GitHub's words. (RATE_LIMITED is read as the
+ * 403 it stands for by the request layer, which records the limit: github-request.ts.)
+ */
+function graphqlFailure(error: GraphqlErrors, context: FailureContext): ToolError {
+  const target = failedGraphqlTarget(error);
+  const types = new Set(error.errors.map((e) => (typeof e.type === 'string' ? e.type : '')));
+  const messages = error.errors
+    .slice(0, 3)
+    .map((e) => sanitizeLine(typeof e.message === 'string' ? e.message : '').replace(/[.\s]+$/, ''))
+    .filter(Boolean)
+    .join('; ');
+  if (types.has('FORBIDDEN')) {
+    const scope = context.scope && context.scope !== 'none' ? context.scope : 'repo';
+    return ToolError.accessDenied(`GitHub denied access${target ? ` to ${target}` : ''} (${messages || 'Forbidden'}). A fine-grained token needs "${context.permission}" on ${target ?? 'the repository'}; a classic token needs the ${scope} scope.`);
+  }
+  if (types.has('NOT_FOUND')) {
+    return ToolError.notFound(`Not found${target ? ` in ${target}` : ''}: ${messages || 'GitHub found nothing'}. It does not exist, or the repository is private and the token has no access to it. Check the names and numbers.`);
+  }
+  return ToolError.invalidArgument(`GitHub rejected the request: ${messages || 'GraphQL errors without a message'}.`);
+}
+
 /**
  * Turns whatever a GitHub call threw into what the model should read: an UpstreamError when GitHub
  * is busy, down or slow (with when to retry), a ToolError naming what to fix otherwise. Never a
@@ -289,11 +324,12 @@ export function githubFailure(error: unknown, context: FailureContext): unknown 
       'unavailable',
     );
   }
+  if (isGraphqlErrors(error)) return graphqlFailure(error, context);
   if (!isGithubHttpError(error)) return error;
   if (!error.response) return UpstreamError.unreachable(SERVICE);
   const path = apiPath(error.request.url, context.basePath);
   const repo = path ? repoOfPath(path) : undefined;
-  const target = repo ? `${repo.owner}/${repo.repo}` : undefined;
+  const target = repo ? `${repo.owner}/${repo.repo}` : failedGraphqlTarget(error);
   // GitHub's sentences end with a period or not; ours add their own punctuation.
   const message = sanitizeLine(bodyOf(error).message ?? '').replace(/[.\s]+$/, '');
   const status = error.status;

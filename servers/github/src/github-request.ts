@@ -23,6 +23,13 @@ export interface PlannedRequest {
   body?: unknown;
   /** false: the caller reads the body as a stream (logs, raw files). */
   parseBody: boolean;
+  /**
+   * Whether the request only reads, when its method does not say (a GraphQL query is a POST): a
+   * read is retried after a 5xx and never reported as a write that may have been made.
+   */
+  read?: boolean;
+  /** A GraphQL request: its own rate-limit counter, and GitHub's RATE_LIMITED answer (a 200) is a rate limit. */
+  graphql?: boolean;
   signal: AbortSignal | undefined;
   /** Tells the call's caller something it should know about its answer (a redirect to another repository). */
   note?: (text: string) => void;
@@ -61,6 +68,7 @@ const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 const isRead = (method: string): boolean => method === 'GET' || method === 'HEAD';
+const reads = (plan: PlannedRequest): boolean => plan.read ?? isRead(plan.method);
 
 /** Writes that notify people, spaced further apart (GitHub's guidance; the throttling plugin's list). */
 const NOTIFYING = /^\/repos\/[^/]+\/[^/]+\/(?:issues|issues\/\d+\/comments|pulls|pulls\/\d+\/(?:comments|comments\/\d+\/replies|merge|requested_reviewers|reviews)|releases)$/;
@@ -82,7 +90,7 @@ export async function sendRequest(plan: PlannedRequest, settings: SendSettings):
   const path = apiPath(plan.url, settings.basePath);
   const { throttle, tokenKey } = settings;
   const run = (): Promise<GithubResponse> => attempts(plan, settings, path);
-  if (isRead(plan.method)) {
+  if (reads(plan)) {
     if (!path?.startsWith('/search/')) return run();
     return spaced(`${tokenKey}:search`, throttle.searchSpacingMs, plan.signal, run);
   }
@@ -93,7 +101,7 @@ export async function sendRequest(plan: PlannedRequest, settings: SendSettings):
 /** The request, with a wait for a known limit first, and the retries a read may have. */
 async function attempts(plan: PlannedRequest, settings: SendSettings, path: string | undefined): Promise<GithubResponse> {
   const { throttle, tokenKey, limits, log } = settings;
-  const bucket = bucketOf(path);
+  const bucket = bucketOf(path, plan.graphql === true);
   let waitedForLimit = false;
   for (let attempt = 0; ; attempt++) {
     const limit = await limits.limitInForce(tokenKey, [bucket, 'all']);
@@ -117,11 +125,11 @@ async function attempts(plan: PlannedRequest, settings: SendSettings, path: stri
         if (!waitedForLimit && limited.until - Date.now() <= throttle.maxRateLimitWaitSeconds * 1000) continue;
         throw error;
       }
-      if (!isRead(plan.method) && error instanceof GithubHttpFailure && error.status >= 500) {
+      if (!reads(plan) && error instanceof GithubHttpFailure && error.status >= 500) {
         // GitHub's proxies answer 502 and 504 when the backend was slow, often after it did the work.
         throw writeUncertain(plan.method, path, `GitHub answered ${error.status}`);
       }
-      const retriable = isRead(plan.method) && attempt < throttle.retries && plan.signal?.aborted !== true && transient(error);
+      const retriable = reads(plan) && attempt < throttle.retries && plan.signal?.aborted !== true && transient(error);
       if (!retriable) throw error;
       log.warning(`${plan.method} ${path ?? ''} failed (${error instanceof GithubHttpFailure ? error.status : 'no answer'}); retry ${attempt + 1} of ${throttle.retries}`);
       await sleep(throttle.retryBaseMs * (attempt + 1) ** 2, plan.signal);
@@ -158,10 +166,10 @@ async function once(plan: PlannedRequest, settings: SendSettings, path: string |
     } catch (error) {
       if (plan.signal?.aborted) {
         // A write already on its way when the call's time ran out (or it was cancelled) may have been made.
-        if (!isRead(plan.method)) throw writeUncertain(plan.method, path, 'no answer before the call ended: its time budget ran out, or it was cancelled');
+        if (!reads(plan)) throw writeUncertain(plan.method, path, 'no answer before the call ended: its time budget ran out, or it was cancelled');
         throw error;
       }
-      if (!isRead(plan.method) && mayHaveBeenSent(error)) throw writeUncertain(plan.method, path, describeNetworkFailure(error, url));
+      if (!reads(plan) && mayHaveBeenSent(error)) throw writeUncertain(plan.method, path, describeNetworkFailure(error, url));
       throw new NetworkFailure(error, url);
     }
     if (!REDIRECTS.has(response.status)) break;
@@ -174,7 +182,7 @@ async function once(plan: PlannedRequest, settings: SendSettings, path: string |
     } catch {
       throw UpstreamError.unreachable(SERVICE, response.status, `a redirect to an invalid location for ${what}`);
     }
-    if (!isRead(plan.method)) {
+    if (!reads(plan)) {
       throw ToolError.conflict(
         `GitHub answered the write ${what} with a redirect (${response.status}) to ${describeTarget(next, settings)}. Writes never follow a redirect, so nothing was sent there, and GitHub did not make the change. The repository may have been renamed or transferred: look up its current name and call again with it.`,
       );
@@ -296,7 +304,7 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
   const wantsJson = /json/i.test(accept) && !/\.(?:diff|patch|raw|html|text|sha)\b/i.test(accept);
   const type = mediaTypeOf(response);
   const failure = (problem: string): ToolError =>
-    isRead(plan.method)
+    reads(plan)
       ? UpstreamError.unreachable(SERVICE, response.status, `${problem}, for ${what}`)
       : writeUncertain(plan.method, path, `GitHub answered ${response.status} with ${problem}`, 'probably');
   let bytes: Buffer | undefined;
@@ -310,7 +318,7 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
   }
   if (!bytes) {
     const size = formatBytes(settings.maxAnswerBytes);
-    throw isRead(plan.method)
+    throw reads(plan)
       ? new ToolError(`GitHub's answer to ${what} is larger than ${size}, more than this server reads. Narrow the request (fewer items per page, a narrower query or path).`)
       : failure(`an answer larger than ${size}`);
   }
@@ -333,12 +341,27 @@ async function successBody(response: Response, accept: string, plan: PlannedRequ
       throw failure(`malformed JSON (${bytes.length} bytes)`);
     }
     // Every JSON answer of every tool is cleaned here, once: tokens GitHub echoed, then hidden text.
-    return sanitizeUpstreamJson(settings.redactor.redactDeep(parsed));
+    const cleaned = sanitizeUpstreamJson(settings.redactor.redactDeep(parsed));
+    if (plan.graphql && graphqlRateLimited(cleaned)) {
+      // GitHub answers a GraphQL request over its limit with 200 and an error typed RATE_LIMITED: read as the
+      // 403 it stands for, so the limit is recorded and the token's GraphQL requests wait for its reset.
+      const headers: Record<string, string> = { 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) };
+      for (const [name, value] of response.headers) headers[name] = value;
+      Object.assign(headers, { 'x-ratelimit-remaining': '0', 'x-ratelimit-resource': 'graphql' });
+      throw new GithubHttpFailure(403, { method: plan.method, url: plan.url }, { status: 403, url: plan.url, headers, data: { message: 'API rate limit exceeded' } });
+    }
+    return cleaned;
   }
   if (type.startsWith('text/') || /charset=utf-8/i.test(response.headers.get('content-type') ?? '') || /\.(?:diff|patch)\b/i.test(accept)) {
     return settings.redactor.redactText(bytes.toString('utf8'));
   }
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+}
+
+/** Whether a GraphQL answer's errors say its rate limit is used up. */
+function graphqlRateLimited(data: unknown): boolean {
+  const errors = data && typeof data === 'object' ? (data as { errors?: unknown }).errors : undefined;
+  return Array.isArray(errors) && errors.some((e) => e !== null && typeof e === 'object' && (e as { type?: unknown }).type === 'RATE_LIMITED');
 }
 
 /** A rate-limit answer: which counter, until when, and how to say it (rate-limits.ts bounds every wait). */

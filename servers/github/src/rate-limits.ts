@@ -8,9 +8,11 @@ import { CancelledError } from '@suite/shared';
  */
 
 /** Which of GitHub's counters a request draws on: its x-ratelimit-resource names. Secondary limits and 429s stop every request of the token ('all'). */
-export type LimitBucket = 'core' | 'search' | 'code_search' | 'all';
+export type LimitBucket = 'core' | 'search' | 'code_search' | 'graphql' | 'all';
 
-export function bucketOf(path: string | undefined): Exclude<LimitBucket, 'all'> {
+/** The counter of a request: `graphql` for GraphQL (`graphql: true`, whatever its path: /api/graphql on Enterprise Server), else by path. */
+export function bucketOf(path: string | undefined, graphql = false): Exclude<LimitBucket, 'all'> {
+  if (graphql) return 'graphql';
   if (path === '/search/code') return 'code_search';
   return path?.startsWith('/search/') ? 'search' : 'core';
 }
@@ -171,7 +173,7 @@ export function rateLimitOfAnswer(status: number, headers: Record<string, string
     // A reset already past (clocks differ) means the limit is about to lift: a second, as before.
     const wait = resetHeader === undefined ? { seconds: DEFAULT_LIMIT_SECONDS, note: '' } : believedWait(reset === undefined ? undefined : Math.max(1, reset - now / 1000), 'x-ratelimit-reset', resetHeader);
     const resource = headers['x-ratelimit-resource'];
-    const bucket = resource === 'search' || resource === 'code_search' ? resource : 'core';
+    const bucket = resource === 'search' || resource === 'code_search' || resource === 'graphql' ? resource : 'core';
     const limitHeader = headers['x-ratelimit-limit'];
     const limit = limitHeader !== undefined && /^\d{1,9}$/.test(limitHeader.trim()) ? Number(limitHeader) : undefined;
     const named = bucket !== 'core' ? ` for ${bucket}` : '';

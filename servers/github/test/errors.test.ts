@@ -42,6 +42,13 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   ['create_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3, event: 'COMMENT', body: 'Sweep.' }],
   ['get_pull_request_reviews', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['get_pull_request_comments', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  ['list_review_threads', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  // Before the merge, while #3 has a diff; in this order: a pending review (seeded below) deleted, another started, commented on, submitted.
+  ['delete_pending_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  ['create_pending_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
+  ['add_pending_review_comment', { owner: 'acme', repo: 'widgets', pull_number: 3, path: 'src/login.ts', body: 'Sweep.', line: 1 }],
+  ['submit_pending_pull_request_review', { owner: 'acme', repo: 'widgets', pull_number: 3, event: 'COMMENT' }],
+  ['resolve_review_thread', { owner: 'acme', repo: 'widgets', pull_number: 3, thread_id: 'PRRT_1' }],
   ['update_pull_request_branch', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['merge_pull_request', { owner: 'acme', repo: 'widgets', pull_number: 3 }],
   ['search_users', { q: 'alice' }],
@@ -57,6 +64,11 @@ const SAMPLES: [string, Record<string, unknown>][] = [
   // In this order: added, then removed again.
   ['add_sub_issue', { owner: 'acme', repo: 'widgets', issue_number: 1, sub_issue_number: 2 }],
   ['remove_sub_issue', { owner: 'acme', repo: 'widgets', issue_number: 1, sub_issue_number: 2 }],
+  ['list_discussions', { owner: 'acme', repo: 'widgets' }],
+  ['get_discussion', { owner: 'acme', repo: 'widgets', discussion_number: 100 }],
+  ['list_discussion_categories', { owner: 'acme', repo: 'widgets' }],
+  ['create_discussion', { owner: 'acme', repo: 'widgets', category: 'General', title: 'Sweep', body: 'Sweep.' }],
+  ['add_discussion_comment', { owner: 'acme', repo: 'widgets', discussion_number: 100, body: 'Sweep.' }],
   ['list_code_scanning_alerts', { owner: 'acme', repo: 'widgets' }],
   ['get_code_scanning_alert', { owner: 'acme', repo: 'widgets', alert_number: 1 }],
   ['list_dependabot_alerts', { owner: 'acme', repo: 'widgets' }],
@@ -74,6 +86,8 @@ let world: World;
 let gh: TestSession;
 beforeAll(async () => {
   world = await startWorld();
+  // alice's pending review of #3, for delete_pending_pull_request_review's sample.
+  world.widgets.reviews.push({ id: world.fake.state.id(), pull: 3, author: 'alice', state: 'PENDING', body: '', commitId: world.widgets.refs.get('heads/feature/login')!, submittedAt: world.fake.state.now() });
   gh = await world.connect();
 });
 afterAll(() => world.close());
@@ -159,8 +173,9 @@ describe('every tool', () => {
         headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-limit': '5000', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 3000) },
         json: { message: 'API rate limit exceeded for user ID 1.' },
       }),
-      // Searches draw on GitHub's search counter, which this answer (resource core) does not exhaust.
-      spares: /^search_/,
+      // Searches draw on GitHub's search counter and GraphQL tools (discussions, review threads, pending reviews) on its
+      // GraphQL counter, which this answer (resource core) does not exhaust.
+      spares: /^search_|discussion|review_thread|pending_/,
       // 2999 or 3000 seconds when the answer arrives (the reset is a whole second), rounded up.
       expected: /^GitHub rate limit reached \(5000 requests per hour used up(; nothing was sent)?\)\. Retry in 50 minutes and try again\.$/,
     },

@@ -118,6 +118,15 @@ export function seed(fake: FakeGithub): { widgets: FakeRepo } {
   widgets.secretScanningAlerts = [
     { number: 1, state: 'open', resolution: null, resolutionComment: null, secretType: 'github_personal_access_token', displayName: 'GitHub Personal Access Token', secret: LEAKED_SECRET },
   ];
+  // Discussions (GraphQL): two categories and one discussion, numbered apart from the issues; a review thread on #3 (id PRRT_1).
+  const general = { id: s.id(), name: 'General', slug: 'general', description: 'Chat', answerable: false };
+  widgets.discussionCategories = [general, { id: s.id(), name: 'Q&A', slug: 'q-a', description: 'Ask', answerable: true }];
+  widgets.discussions = [
+    { id: s.id(), number: 100, title: 'Welcome', body: `Say hello.${TAG_TEXT}`, author: 'alice', categoryId: general.id, createdAt: s.now(), updatedAt: s.now(), closed: false, answerId: null, comments: [{ id: s.id(), author: 'bob', body: 'Hello!', createdAt: s.now(), replyTo: null }] },
+  ];
+  widgets.reviewThreads = [
+    { id: 1, pull: pr.number, reviewId: null, path: 'src/login.ts', line: 1, startLine: null, side: 'RIGHT', startSide: null, resolved: false, resolvedBy: null, outdated: false, comments: [{ id: s.id(), author: 'alice', body: 'Return a promise?', createdAt: s.now() }] },
+  ];
   s.addRepo('alice', 'private-notes', { private: true, files: { 'notes.md': 'Private.\n' } });
   s.addRepo('acme', 'secret', { private: true, files: { 'plans.md': 'Top secret.\n' } });
   s.addRepo('acme', 'gadgets', { description: 'Gadgets', files: { 'README.md': '# Gadgets\n' } }).collaborators.set('alice', 'admin');

@@ -27,9 +27,11 @@ const WRITES = [
   'create_or_update_file', 'delete_file', 'push_files', 'create_repository', 'fork_repository', 'create_branch', 'create_issue', 'update_issue',
   'add_issue_comment', 'create_pull_request', 'merge_pull_request', 'update_pull_request_branch', 'create_pull_request_review',
   'rerun_failed_jobs', 'cancel_workflow_run', 'update_security_alert', 'add_sub_issue', 'remove_sub_issue',
+  'create_discussion', 'add_discussion_comment', 'create_pending_pull_request_review', 'add_pending_review_comment',
+  'submit_pending_pull_request_review', 'delete_pending_pull_request_review', 'resolve_review_thread',
 ];
-const ALL_TOOLS = 55;
-const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue', 'merge_pull_request', 'cancel_workflow_run'];
+const ALL_TOOLS = 66;
+const DESTRUCTIVE = ['create_or_update_file', 'delete_file', 'push_files', 'update_issue', 'merge_pull_request', 'cancel_workflow_run', 'delete_pending_pull_request_review'];
 
 describe('toolsets', () => {
   it('default: context, repos, issues, pull_requests and users; every tool name of the archived server is there', async () => {
@@ -55,14 +57,15 @@ describe('toolsets', () => {
     }
   });
 
-  it("names parameters as GitHub's REST API does (snake_case), per_page published with its maximum of 100", async () => {
+  it("names parameters as GitHub's REST API does (snake_case), per_page published with its maximum of 100, beside page or GraphQL's cursor (after)", async () => {
     const gh = await world.connect({}, { toolsets: ['all'] });
     const { tools } = await gh.client.listTools();
     for (const tool of tools) {
       const props = (tool.inputSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
       for (const name of Object.keys(props)) expect(name, tool.name).toMatch(/^[a-z]+(?:_[a-z]+)*$/);
-      expect('page' in props, tool.name).toBe('per_page' in props);
-      if ('page' in props) expect(props.per_page, tool.name).toEqual({ type: 'integer', maximum: 100 });
+      expect('page' in props || 'after' in props, tool.name).toBe('per_page' in props);
+      expect('page' in props && 'after' in props, tool.name).toBe(false);
+      if ('per_page' in props) expect(props.per_page, tool.name).toEqual({ type: 'integer', maximum: 100 });
       if ('owner' in props && tool.name !== 'create_repository') expect(props.repo, tool.name).toEqual({ type: 'string' });
       if (tool.name.startsWith('search_')) expect(Object.keys(props), tool.name).toEqual(['q', 'page', 'per_page']);
     }

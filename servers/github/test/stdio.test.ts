@@ -86,7 +86,7 @@ describe('the built bin over stdio, against the fake GitHub', () => {
   it('takes the selection from GITHUB_* variables: read-only wins, toolsets, dynamic', async () => {
     const readOnly = await start([], { GITHUB_READ_ONLY: '1', GITHUB_TOOLSETS: 'all' });
     const names = await readOnly.toolNames();
-    expect(names).toHaveLength(37);
+    expect(names).toHaveLength(41);
     expect(names).not.toContain('create_issue');
     const actions = await start([], { GITHUB_TOOLSETS: 'actions' });
     expect(await actions.toolNames()).toEqual(['list_workflows', 'list_workflow_runs', 'list_workflow_jobs', 'get_workflow_run_logs', 'list_workflow_run_artifacts', 'rerun_failed_jobs', 'cancel_workflow_run']);
@@ -180,7 +180,7 @@ describe('start-up', () => {
     expect(fallback.code).toBe(2);
     expect(fallback.stderr).toMatch(/--allow-env-token-fallback needs GITHUB_PERSONAL_ACCESS_TOKEN/);
     const unknown = await run(['--toolsets', 'repos,gists']);
-    expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, code_security, sub_issues, notifications, all, default\./);
+    expect(unknown.stderr).toMatch(/Unknown toolset: gists\. Available: context, repos, issues, pull_requests, users, actions, code_security, sub_issues, discussions, review_threads, notifications, all, default\./);
     const unknownTool = await run([], { GITHUB_TOOLS: 'get_me,delete_everything' });
     expect(unknownTool.code).toBe(2);
     expect(unknownTool.stderr).toMatch(/delete_everything/);
@@ -205,7 +205,7 @@ describe('start-up', () => {
     }
     expect(out.stdout + out.stderr).not.toContain(TOKENS.alice);
     // What the bin accepts, and only that: "default" is a toolset name it takes; --auth-token it refuses.
-    expect(out.stdout).toMatch(/--toolsets <LIST> +Comma-separated toolsets to enable: context, repos, issues, pull_requests, users, actions, code_security, sub_issues, notifications, all, default \(without the flag: context, repos, issues, pull_requests, users\)/);
+    expect(out.stdout).toMatch(/--toolsets <LIST> +Comma-separated toolsets to enable: context, repos, issues, pull_requests, users, actions, code_security, sub_issues, discussions, review_threads, notifications, all, default \(without the flag: context, repos, issues, pull_requests, users\)/);
     expect(out.stdout).not.toContain('--auth-token');
     const refused = await run(['--http', '--port', '0', '--auth-token', 'shared-secret-123456']);
     expect(refused.code).toBe(2);

@@ -53,6 +53,8 @@ const TOOLSET_BUDGETS: Record<string, { tools: number; maxBytes: number }> = {
   actions: { tools: 7, maxBytes: 4050 },
   code_security: { tools: 7, maxBytes: 4450 },
   sub_issues: { tools: 3, maxBytes: 1730 },
+  discussions: { tools: 5, maxBytes: 2510 },
+  review_threads: { tools: 6, maxBytes: 3410 },
   notifications: { tools: 1, maxBytes: 490 },
 };
 

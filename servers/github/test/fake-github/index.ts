@@ -4,6 +4,7 @@ import { checkRoutes } from './checks.js';
 import { codeSearchRoutes } from './code-search.js';
 import { contentRoutes } from './contents.js';
 import { gitRoutes } from './git.js';
+import { graphqlHandler } from './graphql.js';
 import { type Handler, HttpFailure, type RouteContext, type Router, errorBody, json } from './http.js';
 import { issueRoutes } from './issues.js';
 import { notificationRoutes } from './notifications.js';
@@ -54,7 +55,7 @@ export interface FakeGithub {
   close(): Promise<void>;
 }
 
-const LIMIT = { core: 5000, search: 30, anonymous: 60 };
+const LIMIT = { core: 5000, search: 30, graphql: 5000, anonymous: 60 };
 
 export function tokenOf(request: FakeRequest): string | undefined {
   return /^(?:token|bearer)\s+(\S+)$/i.exec(String(request.headers.authorization ?? ''))?.[1];
@@ -75,7 +76,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   const exhausted = new Map<string, number>();
   const resetAt = Math.floor(Date.now() / 1000) + 3600;
 
-  const rateHeaders = (key: string, resource: 'core' | 'search', anonymous: boolean, spent: number, reset = resetAt): Record<string, string> => {
+  const rateHeaders = (key: string, resource: 'core' | 'search' | 'graphql', anonymous: boolean, spent: number, reset = resetAt): Record<string, string> => {
     const limit = anonymous ? LIMIT.anonymous : LIMIT[resource];
     return {
       'x-ratelimit-limit': String(limit),
@@ -93,7 +94,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     async (req) => {
       const token = tokenOf(req);
       const info = token ? state.tokens.get(token) : undefined;
-      const resource = req.path.startsWith(`${basePath}/search/`) ? 'search' : 'core';
+      const resource = req.path.startsWith(`${basePath}/search/`) ? 'search' : req.path.endsWith('/graphql') ? 'graphql' : 'core';
       const key = `${token ?? 'anonymous'}:${resource}`;
       if (token && !info) return json(errorBody(401, 'Bad credentials'), 401, rateHeaders(key, resource, true, 0));
       const viewer = info ? state.user(info.login) : undefined;
@@ -144,6 +145,8 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
   for (const register of [userRoutes, repoRoutes, contentRoutes, gitRoutes, issueRoutes, subIssueRoutes, pullRoutes, checkRoutes, releaseRoutes, actionRoutes, workflowRoutes, securityRoutes, notificationRoutes, codeSearchRoutes]) {
     register(router);
   }
+  // GraphQL: /graphql on github.com, /api/graphql beside GitHub Enterprise Server's /api/v3.
+  upstream.route('POST', `${basePath.replace(/\/v3$/, '')}/graphql`, wrap(graphqlHandler));
   const oauth = new FakeGithubOAuth(state);
   oauth.routes(upstream);
   storage.route('GET', `${LOG_STORAGE}/:owner/:repo/:job`, async (req) =>
@@ -158,7 +161,7 @@ export async function startFakeGithub(options: FakeGithubOptions = {}): Promise<
     requests: upstream.requests,
     storage,
     oauth,
-    tokensSeen: (filter = () => true) => upstream.requests.filter((r) => r.path.startsWith(`${basePath}/`) && filter(r)).map(tokenOf),
+    tokensSeen: (filter = () => true) => upstream.requests.filter((r) => (r.path.startsWith(`${basePath}/`) || r.path === `${basePath.replace(/\/v3$/, '')}/graphql`) && filter(r)).map(tokenOf),
     exhaustRateLimit: ({ token, resetInSeconds }) => {
       const reset = Math.floor(Date.now() / 1000) + resetInSeconds;
       exhausted.set(token ?? '*', reset);

@@ -284,7 +284,9 @@ const createReview: Handler = (ctx) => {
 const listReviews: Handler = (ctx) => {
   const repo = repoFor(ctx, 'read');
   const issue = pullOf(ctx, repo);
-  return paginated(ctx, repo.reviews.filter((r) => r.pull === issue.number), (r) => reviewShape(ctx, repo, r));
+  // A pending review is its author's alone.
+  const visible = repo.reviews.filter((r) => r.pull === issue.number && (r.state !== 'PENDING' || r.author === ctx.viewer?.login));
+  return paginated(ctx, visible, (r) => reviewShape(ctx, repo, r));
 };
 
 const listReviewComments: Handler = (ctx) => {

@@ -225,6 +225,58 @@ export interface FakeRepo {
   codeScanningAlerts?: FakeCodeScanningAlert[];
   dependabotAlerts?: FakeDependabotAlert[];
   secretScanningAlerts?: FakeSecretScanningAlert[];
+  /** Discussions (GraphQL only): categories, and discussions numbered after the issues. */
+  discussionCategories?: FakeDiscussionCategory[];
+  discussions?: FakeDiscussion[];
+  /** Review threads of pull requests (GraphQL), with their resolved state. */
+  reviewThreads?: FakeReviewThread[];
+}
+
+export interface FakeDiscussionCategory {
+  id: number;
+  name: string;
+  slug: string;
+  description: string | null;
+  answerable: boolean;
+}
+
+export interface FakeDiscussionComment {
+  id: number;
+  author: string | null;
+  body: string;
+  createdAt: string;
+  /** The top-level comment this replies to (GitHub nests replies one level deep). */
+  replyTo: number | null;
+}
+
+export interface FakeDiscussion {
+  id: number;
+  number: number;
+  title: string;
+  body: string;
+  author: string | null;
+  categoryId: number;
+  createdAt: string;
+  updatedAt: string;
+  closed: boolean;
+  answerId: number | null;
+  comments: FakeDiscussionComment[];
+}
+
+export interface FakeReviewThread {
+  id: number;
+  pull: number;
+  /** The review it belongs to (a pending one's threads are its author's alone). */
+  reviewId: number | null;
+  path: string;
+  line: number | null;
+  startLine: number | null;
+  side: 'LEFT' | 'RIGHT' | null;
+  startSide: 'LEFT' | 'RIGHT' | null;
+  resolved: boolean;
+  resolvedBy: string | null;
+  outdated: boolean;
+  comments: { id: number; author: string | null; body: string; createdAt: string }[];
 }
 
 export interface FakeCodeScanningAlert {
