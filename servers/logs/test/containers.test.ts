@@ -29,6 +29,7 @@ const CRI = [
 
 interface Match {
   line: number;
+  text: string;
   level?: string;
   time?: string;
 }
