@@ -366,6 +366,8 @@ interface Gathered {
   end: number;
   cut: boolean;
   unfinished: boolean;
+  /** The backward read stopped before the entry's start. */
+  early?: boolean;
 }
 
 /**
@@ -385,14 +387,25 @@ async function tailJoined(log: OpenedLog, options: TailOptions): Promise<TailRes
   let reachedStart = true;
   const consider = (line: string, end: number): void => {
     const head = parser.head(line);
-    if (entryMatches([line], head, options.filter)) kept.push({ line, time: head?.time, end });
+    if (!entryMatches([line], head, options.filter)) return;
+    kept.push({ line, time: head?.time, end });
+    if (kept.length >= 2 * options.count + 64) trim();
+  };
+  // Only the newest entries that fit in the answer can be returned: memory stays bounded by count and bytes.
+  const trim = (): void => {
+    kept.sort((a, b) => b.end - a.end);
+    let bytes = 0;
+    let n = 0;
+    while (n < kept.length && n < options.count && bytes <= options.maxBytes) bytes += Buffer.byteLength((kept[n++] as { line: string }).line) + 1;
+    kept.length = n;
   };
   const close = (g: Gathered): void => {
     const joiner = new CriJoiner();
     let joined: JoinedEntry | undefined;
     for (let i = g.parts.length - 1; i >= 0; i--) joined = joiner.push(g.parts[i] as string) ?? joined;
     const line = joined?.line ?? joiner.flush()[0]?.line ?? '';
-    consider(g.cut ? `${line} [cut: the entry's end did not fit in ${MAX_JOINED_BYTES} bytes]` : line, g.end);
+    const marks = [...(g.cut ? [`cut: the entry's end did not fit in ${MAX_JOINED_BYTES} bytes`] : []), ...(g.early ? ['its start is before the part read'] : [])];
+    consider(marks.length > 0 ? `${line} [${marks.join('; ')}]` : line, g.end);
   };
   // Enough entries once `count` are kept and no stream still gathers one that ends after the count-th newest.
   const enough = (): boolean => {
@@ -407,7 +420,8 @@ async function tailJoined(log: OpenedLog, options: TailOptions): Promise<TailRes
     if ((++seen & 1023) === 0) {
       throwIfCancelled(options.signal);
       if (Date.now() > options.deadline) stoppedEarly = 'time-budget';
-      else if (hasFilter(options.filter) && scanned > options.maxScanBytes) stoppedEarly = 'scan-limit';
+      // Unfiltered too: fragments that never end could otherwise keep a tail reading back to the start.
+      else if (scanned > options.maxScanBytes) stoppedEarly = 'scan-limit';
       if (stoppedEarly) {
         reachedStart = false;
         break;
@@ -435,8 +449,8 @@ async function tailJoined(log: OpenedLog, options: TailOptions): Promise<TailRes
       break;
     }
   }
-  // At the start of the file what is gathered is whole; stopped short, it may have begun earlier and is left out.
-  if (reachedStart) for (const g of open.values()) close(g);
+  // At the start of the file what is gathered is whole; stopped short, it may have begun earlier, and says so.
+  for (const g of open.values()) close(reachedStart ? g : { ...g, early: true });
   kept.sort((a, b) => a.end - b.end);
   const picked: string[][] = [];
   const times: (number | undefined)[] = [];

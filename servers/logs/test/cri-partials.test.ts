@@ -226,5 +226,24 @@ describe('a CRI partial line that never ends, joined (in-process)', () => {
     const tail = await session.callTool('tail_log', { path: live, lines: 2 });
     expect(tail.isError, tail.text).toBe(false);
     expect(Buffer.byteLength(tail.text)).toBeLessThanOrEqual(300 * 1024);
+    // Read backwards, the entry keeps its first MiB and says it was cut (the answer keeps the end of that).
+    expect((tail.structured as { lines: string[] }).lines.at(-1)).toMatch(/ \[cut: the entry's end did not fit in 1048576 bytes\]$/);
+  }, 60_000);
+
+  it('a tail reading backwards through fragments that go on past its scan limit stops there and says where the entry starts', async () => {
+    fx = await fixture({ limits: { maxTailScanBytes: 1024 * 1024 } });
+    const live = await put(fx, 'pods/ns_pod_uid/c/0.log', '');
+    const body = [`${t(0)} stdout F ERROR first`, ...Array.from({ length: 4000 }, (_, i) => `${t(1)} stdout P ${String(i).padStart(1000, '.')}`), `${t(2)} stdout F end`];
+    await writeFile(live, lines(...body));
+    const session = await fx.connect();
+    const tail = await session.callTool('tail_log', { path: live, lines: 1 });
+    expect(tail.isError, tail.text).toBe(false);
+    const s = tail.structured as { lines: string[]; stoppedEarly?: string; reachedStart: boolean };
+    expect(s).toMatchObject({ stoppedEarly: 'scan-limit', reachedStart: false });
+    expect(s.lines).toHaveLength(1);
+    expect(s.lines[0]).toMatch(/ \[cut: the entry's end did not fit in 1048576 bytes; its start is before the part read\]$/);
+    // The whole file, forwards: 2 entries in 4002 lines.
+    const stats = await session.callTool('log_stats', { paths: [live] });
+    expect(stats.structured).toMatchObject({ entries: 2, continuationLines: 4000, files: [{ lines: 4002 }] });
   }, 60_000);
 });
