@@ -3,6 +3,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestSession } from '@suite/test-kit';
+import { searchLines } from '../app/model.js';
 import { TRANSPORTS, fixture, lines, type Fixture } from './helpers.js';
 
 /**
@@ -184,6 +185,18 @@ describe.each(TRANSPORTS)('CRI partial lines joined (%s)', (transport) => {
     expect(tail.text).toContain('[container shop-api]');
     const range = await session.callTool('read_log_range', { path: pod, startLine: 1 });
     expect(range.structured).toMatchObject({ container: 'prod/checkout-7d9f/app' });
+    // The viewer shows where a match came from by container.
+    expect(searchLines((out.structured as { matches: Parameters<typeof searchLines>[0] }).matches).map((l) => l.source)).toEqual([`shop-api ${named}:1`, `shop-api ${named}.1:1`]);
+  });
+
+  it('logs://recent prefixes a container log\'s entries with its container, not its file name (every pod\'s is 0.log)', async () => {
+    fx = await fixture({ transport });
+    const ago = (s: number): string => new Date(Date.now() - s * 1000).toISOString().replace('Z', '123456Z');
+    await put(fx, 'pods/prod_cart-1_u1/app/0.log', lines(`${ago(60)} stderr F ERROR cart down`));
+    await put(fx, 'pods/prod_web-2_u2/app/0.log', lines(`${ago(30)} stdout P WARN split `, `${ago(30)} stdout F in two`));
+    const session = await fx.connect();
+    const recent = (await session.readResource('logs://recent?timeframe=1h')).text.split('\n').slice(1);
+    expect(recent.map((l) => l.replace(/ \S+Z /, ' '))).toEqual(['[prod/cart-1/app] stderr F ERROR cart down', '[prod/web-2/app] stdout F WARN split in two']);
   });
 });
 
