@@ -78,6 +78,9 @@ describe.each(TRANSPORTS)('CRI partial lines joined (%s)', (transport) => {
     const across = BIG.slice(CUT - 10, CUT + 10);
     expect((await search(session, { paths: [live], pattern: across, literal: true })).map((m) => m.line)).toEqual([2]);
     expect((await search(session, { paths: [live], pattern: 'disk almost', literal: true })).map((m) => m.line)).toEqual([3]);
+    // Context lines are the file's: before the first fragment, after the last.
+    const withContext = (await session.callTool('search_logs', { paths: [live], pattern: 'disk almost', literal: true, contextLines: 1 })).structured as { matches: { before: string[]; after: string[] }[] };
+    expect(withContext.matches.map((m) => [m.before.map((l) => l.slice(0, 40)), m.after.map((l) => l.slice(0, 40))])).toEqual([[[b1.slice(0, 40)], [b3.slice(0, 40)]]]);
     // Every entry, in line order.
     expect((await search(session, { paths: [live], pattern: '.' })).map((m) => m.line)).toEqual([1, 2, 3, 7]);
 
