@@ -312,6 +312,8 @@ export async function searchSource(source: RawSource, display: string, spec: For
 
 /** Bytes that only a CRI partial line holds: a chunk without them (and without fragments waiting) has no entry to join. */
 const PARTIAL_TAGS = [Buffer.from(' stdout P '), Buffer.from(' stderr P ')];
+/** The tag of a stream's F line: what ends the fragments waiting on that stream. */
+const END_TAGS = { stdout: Buffer.from(' stdout F '), stderr: Buffer.from(' stderr F ') } as const;
 /** Lines kept for the before-context of an entry whose fragments span many lines. */
 const RECENT_LINES = 256;
 
@@ -395,12 +397,56 @@ async function searchJoined(source: RawSource, display: string, spec: FormatSpec
       if (pending.length === 0) break;
       continue;
     }
-    const skippable =
-      !joiner.pending &&
-      pending.length === 0 &&
-      !PARTIAL_TAGS.some((t) => chunk.bytes.includes(t)) &&
-      (!fieldFinders.every((f) => f.occursIn(chunk.bytes)) || !compiled.chunkMayMatch(chunk.bytes, () => decodeChunk(chunk.bytes)));
-    if (skippable) {
+    const fragments = joiner.pending || PARTIAL_TAGS.some((t) => chunk.bytes.includes(t));
+    // No line of the chunk matches by itself: only an entry joined from fragments still may (a pattern across a cut).
+    const unmatched = pending.length === 0 && (!fieldFinders.every((f) => f.occursIn(chunk.bytes)) || !compiled.chunkMayMatch(chunk.bytes, () => decodeChunk(chunk.bytes)));
+    if (unmatched && fragments && context === 0) {
+      // Only fragments, and the F lines that end them, are decoded and joined: the next such line is found by its tag
+      // in the raw bytes (a tag's text inside a message only costs a look at that line), the lines between are counted.
+      const b = chunk.bytes;
+      // Where each tag occurs next: looked for again only once passed, so the chunk is read about once per tag.
+      const found = new Map<Buffer, number>();
+      const nextOf = (tag: Buffer, start: number): number => {
+        let at = found.get(tag);
+        if (at === undefined || (at !== -1 && at < start)) {
+          at = b.indexOf(tag, start);
+          found.set(tag, at);
+        }
+        return at;
+      };
+      for (let start = 0; start < b.length; ) {
+        let next = -1;
+        for (const tag of [...PARTIAL_TAGS, ...[...joiner.waiting].map((s) => END_TAGS[s])]) {
+          const at = nextOf(tag, start);
+          if (at !== -1 && (next === -1 || at < next)) next = at;
+        }
+        const lineStart = next === -1 ? b.length : b.lastIndexOf(NEWLINE, next) + 1;
+        const skipped = countNewlines(b, Math.min(start, lineStart), lineStart);
+        joiner.skipWhole(skipped);
+        index += skipped;
+        if (next === -1) {
+          // The last line of the file may lack its newline: it is a line too.
+          if (b[b.length - 1] !== NEWLINE && lineStart > start) {
+            joiner.skipWhole(1);
+            index++;
+          }
+          break;
+        }
+        const nl = b.indexOf(NEWLINE, next);
+        const end = nl === -1 ? b.length : nl;
+        let line = b.toString('utf8', lineStart, end);
+        if (line.endsWith('\r')) line = line.slice(0, -1);
+        const entry = joiner.push(line);
+        index++;
+        if (entry && entry.lines > 1) consider(entry);
+        start = end + 1;
+        if (stopped || Date.now() > hooks.deadline) {
+          stopped ??= 'time-budget';
+          break;
+        }
+      }
+      release(false);
+    } else if (unmatched && !fragments) {
       const n = countNewlines(chunk.bytes);
       recent.length = 0;
       if (context > 0) {

@@ -364,6 +364,8 @@ interface Gathered {
   bytes: number;
   /** Offset of the entry's last line: entries are ordered by where they end. */
   end: number;
+  /** Offset of its earliest fragment read so far. */
+  oldest: number;
   cut: boolean;
   unfinished: boolean;
   /** The backward read stopped before the entry's start. */
@@ -432,6 +434,7 @@ async function tailJoined(log: OpenedLog, options: TailOptions): Promise<TailRes
     else {
       const g = open.get(fragment.stream);
       if (g && fragment.partial) {
+        g.oldest = line.offset;
         g.parts.push(line.text);
         g.bytes += line.text.length;
         // Keep the entry's start: the newest fragments go first.
@@ -441,7 +444,15 @@ async function tailJoined(log: OpenedLog, options: TailOptions): Promise<TailRes
         }
       } else {
         if (g) close(g);
-        open.set(fragment.stream, { parts: [line.text], bytes: line.text.length, end: line.offset, cut: false, unfinished: fragment.partial });
+        open.set(fragment.stream, { parts: [line.text], bytes: line.text.length, end: line.offset, oldest: line.offset, cut: false, unfinished: fragment.partial });
+      }
+    }
+    // A runtime writes a line's fragments one after another, with at most a few lines of the other stream between them:
+    // an entry with no line of its stream in the MiB before it is whole (a rare stream does not make the tail read back far).
+    for (const [stream, g] of open) {
+      if (g.oldest - line.offset > MAX_JOINED_BYTES) {
+        open.delete(stream);
+        close(g);
       }
     }
     if (enough()) {

@@ -249,17 +249,24 @@ describe('a CRI partial line that never ends, joined (in-process)', () => {
   it('a tail reading backwards through fragments that go on past its scan limit stops there and says where the entry starts', async () => {
     fx = await fixture({ limits: { maxTailScanBytes: 1024 * 1024 } });
     const live = await put(fx, 'pods/ns_pod_uid/c/0.log', '');
-    const body = [`${t(0)} stdout F ERROR first`, ...Array.from({ length: 4000 }, (_, i) => `${t(1)} stdout P ${String(i).padStart(1000, '.')}`), `${t(2)} stdout F end`];
+    const body = [`${t(0)} stdout F ERROR first`, ...Array.from({ length: 4000 }, (_, i) => `${t(1)} stdout P ${String(i).padStart(1000, '.')}`), `${t(2)} stdout F end`, `${t(3)} stderr F ERROR last`];
     await writeFile(live, lines(...body));
     const session = await fx.connect();
-    const tail = await session.callTool('tail_log', { path: live, lines: 1 });
+    const last = await session.callTool('tail_log', { path: live, lines: 2 });
+    // The newest entry fits; the 1 MiB one before it does not (the answer's cap).
+    expect(last.structured).toMatchObject({ lines: [`${t(3)} stderr F ERROR last`], cutByBytes: true });
+    const tail = await session.callTool('tail_log', { path: live, lines: 1, fields: { stream: 'stdout' } });
     expect(tail.isError, tail.text).toBe(false);
     const s = tail.structured as { lines: string[]; stoppedEarly?: string; reachedStart: boolean };
     expect(s).toMatchObject({ stoppedEarly: 'scan-limit', reachedStart: false });
     expect(s.lines).toHaveLength(1);
     expect(s.lines[0]).toMatch(/ \[cut: the entry's end did not fit in 1048576 bytes; its start is before the part read\]$/);
-    // The whole file, forwards: 2 entries in 4002 lines.
+    // The whole file, forwards: 3 entries in 4003 lines.
     const stats = await session.callTool('log_stats', { paths: [live] });
-    expect(stats.structured).toMatchObject({ entries: 2, continuationLines: 4000, files: [{ lines: 4002 }] });
+    expect(stats.structured).toMatchObject({ entries: 3, continuationLines: 4000, files: [{ lines: 4003 }] });
+    // A search counts the lines of chunks it only looks into for fragments (8 chunks of 512 KiB) exactly.
+    expect((await search(session, { paths: [live], pattern: 'ERROR last', literal: true })).map((m) => m.line)).toEqual([4003]);
+    expect((await search(session, { paths: [live], pattern: '\\.{999}3999end', literal: false })).map((m) => m.line)).toEqual([]);
+    expect((await search(session, { paths: [live], level: 'error' })).map((m) => m.line)).toEqual([1, 4003]);
   }, 60_000);
 });

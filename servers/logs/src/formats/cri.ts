@@ -91,8 +91,24 @@ export class CriJoiner {
     return oldest;
   }
 
+  /** The streams whose fragments wait for their F line. */
+  get waiting(): ReadonlySet<CriStream> {
+    return new Set(this.open.keys());
+  }
+
+  /** Counts `n` lines that hold no fragment and no F line of a waiting stream, without looking at them. */
+  skipWhole(n: number): void {
+    this.index += n;
+  }
+
   push(line: string): JoinedEntry | undefined {
     const at = this.index++;
+    // Most lines are whole (F) lines of a stream with nothing waiting: told by the tag alone, without parsing the time.
+    const space = line.indexOf(' ');
+    if (space > 0 && line.charCodeAt(space + 8) === 70 /* F */) {
+      const stream = line.startsWith('stdout ', space + 1) ? 'stdout' : line.startsWith('stderr ', space + 1) ? 'stderr' : undefined;
+      if (stream !== undefined && !this.open.has(stream)) return { line, first: at, lines: 1, cut: false, unfinished: false };
+    }
     const fragment = criFragment(line);
     if (!fragment) return { line, first: at, lines: 1, cut: false, unfinished: false };
     const open = this.open.get(fragment.stream);
