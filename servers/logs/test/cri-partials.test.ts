@@ -246,6 +246,23 @@ describe('a CRI partial line that never ends, joined (in-process)', () => {
     expect((tail.structured as { lines: string[] }).lines.at(-1)).toMatch(/ \[cut: the entry's end did not fit in 1048576 bytes\]$/);
   }, 60_000);
 
+  it('multi-byte text is cut at the start of a character, never inside one', async () => {
+    fx = await fixture();
+    const live = await put(fx, 'pods/ns_pod_uid/c/0.log', '');
+    // 3-byte characters, 100 fragments of 16 KiB of text each: the 1 MiB cut falls inside a character.
+    const fragment = '語'.repeat(5461) + 'a';
+    await writeFile(live, lines(...Array.from({ length: 100 }, (_, i) => `${t(i % 60)} stdout ${i === 99 ? 'F' : 'P'} ${fragment}`)));
+    const session = await fx.connect();
+    const found = await search(session, { paths: [live], pattern: 'cut at \\d+ bytes of 100 fragments' });
+    expect(found.map((m) => m.line)).toEqual([1]);
+    const bytes = Number(/cut at (\d+) bytes/.exec(found[0]?.text ?? '')?.[1]);
+    expect(bytes).toBeGreaterThan(1024 * 1024 - 3);
+    expect(bytes).toBeLessThanOrEqual(1024 * 1024);
+    expect(found[0]?.text).not.toContain('\uFFFD');
+    const stats = await session.callTool('log_stats', { paths: [live] });
+    expect(stats.structured).toMatchObject({ entries: 1, continuationLines: 99, files: [{ lines: 100 }] });
+  }, 60_000);
+
   it('a tail reading backwards through fragments that go on past its scan limit stops there and says where the entry starts', async () => {
     fx = await fixture({ limits: { maxTailScanBytes: 1024 * 1024 } });
     const live = await put(fx, 'pods/ns_pod_uid/c/0.log', '');

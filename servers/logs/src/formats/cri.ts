@@ -1,4 +1,4 @@
-import { MAX_LINE_BYTES } from '../chunks.js';
+import { MAX_LINE_BYTES, utf8Boundary } from '../chunks.js';
 import { parseIsoAt } from '../timestamps.js';
 
 /**
@@ -123,9 +123,9 @@ export class CriJoiner {
         target.bytes += size;
       } else {
         const room = this.maxBytes - target.bytes;
-        // Cut on a character: slicing by UTF-16 units at most `room` bytes long.
-        let piece = text.slice(0, room);
-        while (Buffer.byteLength(piece) > room) piece = piece.slice(0, -1);
+        // Cut at the start of a character: `room` characters are at least `room` bytes.
+        const head = Buffer.from(text.slice(0, room));
+        const piece = head.length <= room ? head.toString('utf8') : head.toString('utf8', 0, utf8Boundary(head, room));
         target.parts.push(piece);
         target.bytes += Buffer.byteLength(piece);
         target.cut = true;
