@@ -141,6 +141,8 @@ function definedOnly(filters: Filters): Record<string, string> {
 
 function tailNotes(s: Structured): string[] {
   const notes: string[] = [];
+  // A container runtime's log is named by what wrote it, not by its file.
+  if (typeof s.container === 'string') notes.push(`Container ${s.container}`);
   if (s.cutByBytes) notes.push('Older lines were left out to keep the answer small.');
   if (s.stoppedEarly) notes.push(`The tail stopped early (${String(s.stoppedEarly)}).`);
   return notes;

@@ -88,11 +88,12 @@ interface SearchMatch {
   text: string;
   level?: Level;
   entry?: string;
+  container?: string;
 }
 
 /** search_logs' matches: one line each, with where it is. */
 export function searchLines(matches: readonly SearchMatch[]): ViewLine[] {
-  return matches.map((m) => ({ text: m.text, level: m.level, continuation: m.entry !== undefined, source: `${m.file}:${m.line}` }));
+  return matches.map((m) => ({ text: m.text, level: m.level, continuation: m.entry !== undefined, source: `${m.container !== undefined ? `${m.container} ` : ''}${m.file}:${m.line}` }));
 }
 
 interface StatsLike {

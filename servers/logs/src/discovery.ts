@@ -1,5 +1,6 @@
 import type { Dirent } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -171,4 +172,47 @@ export async function discoverLogs(roots: LogRoots, options: { depth: number; ma
 /** The live logs only (what is being written now): one per family, the live file when it exists. */
 export function liveLogs(logs: readonly LogFile[]): LogFile[] {
   return logs.filter((l) => l.rotation.kind === 'live');
+}
+
+/**
+ * Container runtimes' logs are named after what wrote them: Docker's json-file logs
+ * (`…/containers/<id>/<id>-json.log[.N]`) by the container's name, read from the `Name` of the
+ * `config.v2.json` beside them (a regular file, never followed through a link, at most
+ * MAX_CONFIG_BYTES; nothing else of it is kept: it holds the container's environment), else by
+ * the id's first 12 characters, as `docker ps` shows it; Kubernetes' CRI logs
+ * (`…/pods/<namespace>_<pod>_<uid>/<container>/N.log[.<time>][.gz]`) as `<namespace>/<pod>/<container>`.
+ */
+const DOCKER_LOG = /(?:^|\/)containers\/([0-9a-f]{64})\/\1-json\.log(?:\.\d{1,4})?(?:\.gz)?$/;
+const POD_LOG = /(?:^|\/)pods\/([^/_]+)_([^/_]+)_([^/]+)\/([^/]+)\/\d+\.log(?:\.\d{8}-\d{6})?(?:\.gz)?$/;
+const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Docker names: letters, digits and `_.-`, starting with a letter or digit. */
+const CONTAINER_NAME = /^\/?([A-Za-z0-9][A-Za-z0-9_.-]{0,127})$/;
+
+export function isContainerLog(file: string): boolean {
+  return DOCKER_LOG.test(file) || POD_LOG.test(file);
+}
+
+export async function containerOf(file: string): Promise<string | undefined> {
+  const pod = POD_LOG.exec(file);
+  if (pod) return `${pod[1]}/${pod[2]}/${pod[4]}`;
+  const docker = DOCKER_LOG.exec(file);
+  if (!docker) return undefined;
+  const id = docker[1] as string;
+  const config = path.join(path.dirname(file), 'config.v2.json');
+  try {
+    const handle = await open(config, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const info = await handle.stat();
+      if (info.isFile() && info.size <= MAX_CONFIG_BYTES) {
+        const name = (JSON.parse(await handle.readFile('utf8')) as { Name?: unknown }).Name;
+        const m = typeof name === 'string' ? CONTAINER_NAME.exec(name) : null;
+        if (m) return m[1] as string;
+      }
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Unreadable or not JSON: the short id names it.
+  }
+  return id.slice(0, 12);
 }

@@ -6,6 +6,7 @@ import { ToolError, countOf, encodeCursor, type PathGuard } from '@suite/shared'
 import { withLog, type OpenedLog } from './access.js';
 import { NEWLINE, gzipSource, utf8Boundary } from './chunks.js';
 import { familyOf } from './discovery.js';
+import { joinCriLines, linesBeforePending } from './formats/cri.js';
 
 /**
  * What was appended to a log since a cursor, for clients that do not subscribe. The cursor holds
@@ -139,10 +140,32 @@ interface Chunk {
   more: boolean;
 }
 
-function toLines(data: Buffer, take: number): string[] {
+function physicalLines(data: Buffer, take: number): string[] {
   const lines = data.toString('utf8', 0, take).split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+}
+
+/** The lines of data[0, take), with the fragments of Kubernetes' CRI partial lines joined into their entries. */
+function toLines(data: Buffer, take: number): string[] {
+  const lines = physicalLines(data, take);
+  if (!lines.some((l) => l.includes(' P '))) return lines;
+  return joinCriLines(lines).map((e) => e.line);
+}
+
+/**
+ * Where to stop in data[0, take) so that fragments of a CRI partial line whose F line is not
+ * written yet wait for it (the cursor stays before them). When they fill the whole answer
+ * (`full`), they are given as they are: an entry marked unfinished, never a wait without end.
+ */
+function beforePending(data: Buffer, take: number, full: boolean): number {
+  const lines = physicalLines(data, take);
+  if (!lines.some((l) => l.includes(' P '))) return take;
+  const keep = linesBeforePending(lines);
+  if (keep === undefined || (keep === 0 && full)) return take;
+  let end = 0;
+  for (let i = 0; i < keep; i++) end = data.indexOf(NEWLINE, end) + 1;
+  return end;
 }
 
 /**
@@ -160,6 +183,7 @@ async function readFrom(log: OpenedLog, offset: number, maxBytes: number, final:
   else if (length < available) take = utf8Boundary(data, data.length); // one line longer than maxBytes: give it in pieces
   else take = 0;
   if (final && length === available) take = data.length;
+  else if (!final && take > 0) take = beforePending(data, take, length < available);
   return { lines: toLines(data, take), end: offset + take, more: offset + take < log.size && take > 0 && length < available };
 }
 

@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { CHUNK_BYTES, NEWLINE } from './chunks.js';
+import { joinsFragments } from './formats/cri.js';
 import { parserFor, type FormatSpec } from './formats/parsers.js';
 import type { FilePart } from './scan-protocol.js';
 import { lastHead, lastLines } from './search.js';
@@ -21,7 +22,8 @@ export const MIN_PART_BYTES = 32 * 1024 * 1024;
 
 export async function planParts(handle: FileHandle, size: number, spec: FormatSpec, contextLines: number, count: number): Promise<FilePart[] | undefined> {
   const parts = Math.min(count, Math.floor(size / MIN_PART_BYTES));
-  if (parts < 2) return undefined;
+  // A part's first lines may be fragments of an entry that started in the part before: CRI files are searched whole.
+  if (parts < 2 || joinsFragments(spec)) return undefined;
   const parser = parserFor(spec);
   const window = Buffer.allocUnsafe(2 * CHUNK_BYTES);
   const cuts: { at: number; prevHead: string; prevTail: string[] }[] = [];

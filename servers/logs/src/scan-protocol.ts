@@ -39,6 +39,8 @@ export interface SearchMatch {
   after?: string[];
   /** The value of the group_by field in the match's entry. */
   group?: string;
+  /** The container or pod whose log it is (set by the main thread, which knows the files). */
+  container?: string;
 }
 
 export type LevelKey = Level | 'unknown';

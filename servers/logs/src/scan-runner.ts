@@ -43,6 +43,8 @@ export interface ScanTarget {
   compressed: boolean;
   spec: FormatSpec;
   size: number;
+  /** The container or pod (namespace/pod/container) a container runtime's log belongs to. */
+  container?: string;
 }
 
 export interface ScanReport {

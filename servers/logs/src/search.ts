@@ -1,6 +1,7 @@
 import { ByteFinder, requiredLiteral } from '@suite/shared/search';
 import { NEWLINE, countNewlines, decodeChunk, splitLines, type RawSource } from './chunks.js';
 import { fieldsMatch, groupOf, requiredTexts } from './fields.js';
+import { CriJoiner, joinsFragments } from './formats/cri.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast } from './levels.js';
 import type { SearchMatch, SearchQuery } from './scan-protocol.js';
@@ -148,6 +149,7 @@ interface Pending {
 }
 
 export async function searchSource(source: RawSource, display: string, spec: FormatSpec, query: SearchQuery, compiled: CompiledQuery, hooks: SearchHooks, part?: PartStart): Promise<SearchOutcome> {
+  if (joinsFragments(spec)) return searchJoined(source, display, spec, query, compiled, hooks);
   const parser = parserFor(spec);
   const fieldFilters = query.fields && query.fields.length > 0 ? query.fields : undefined;
   const filters = query.minLevel !== undefined || query.since !== undefined || query.until !== undefined || fieldFilters !== undefined;
@@ -306,4 +308,185 @@ export async function searchSource(source: RawSource, display: string, spec: For
   finish(pending.map((p) => p.match));
   pending = [];
   return { lines: lineNo - 1, bytes, ...(stopped ? { stopped } : {}) };
+}
+
+/** Bytes that only a CRI partial line holds: a chunk without them (and without fragments waiting) has no entry to join. */
+const PARTIAL_TAGS = [Buffer.from(' stdout P '), Buffer.from(' stderr P ')];
+/** The tag of a stream's F line: what ends the fragments waiting on that stream. */
+const END_TAGS = { stdout: Buffer.from(' stdout F '), stderr: Buffer.from(' stderr F ') } as const;
+/** Lines kept for the before-context of an entry whose fragments span many lines. */
+const RECENT_LINES = 256;
+
+/**
+ * The search of a CRI file whose partial lines are joined: the pattern and the filters see each
+ * entry whole (a pattern may span the cut between two fragments; the fields of a JSON line split
+ * in fragments are found). A match is the joined entry, numbered by its first fragment's line;
+ * its context lines are the file's lines before that and after its last fragment. Matches go out
+ * in line order (an entry of one stream waiting for its F line holds back later ones). The file is
+ * never cut in parts (planParts leaves CRI files whole), so every fragment is seen by this loop.
+ */
+async function searchJoined(source: RawSource, display: string, spec: FormatSpec, query: SearchQuery, compiled: CompiledQuery, hooks: SearchHooks): Promise<SearchOutcome> {
+  const parser = parserFor(spec);
+  const fieldFilters = query.fields && query.fields.length > 0 ? query.fields : undefined;
+  const fieldTexts = query.pattern === undefined ? requiredTexts(fieldFilters, false) : [];
+  const fieldFinders = fieldTexts.flatMap((t) => ByteFinder.for(t, false) ?? []);
+  const context = query.contextLines;
+  const joiner = new CriJoiner();
+  // The last lines read, by index, for before-context.
+  const recent: { index: number; text: string }[] = [];
+  let pending: Pending[] = [];
+  let done: SearchMatch[] = [];
+  let index = 0;
+  let bytes = 0;
+  let found = 0;
+  let stopped: SearchOutcome['stopped'];
+
+  const release = (all: boolean): void => {
+    if (done.length === 0) return;
+    const oldest = all ? Infinity : (joiner.oldestPending ?? Infinity) + 1;
+    const waiting = pending.reduce((n, p) => Math.min(n, p.match.line), Infinity);
+    const limit = Math.min(oldest, waiting);
+    done.sort((a, b) => a.line - b.line);
+    const out = all ? done : done.filter((m) => m.line < limit);
+    done = all ? [] : done.filter((m) => m.line >= limit);
+    if (out.length > 0) hooks.emit(out);
+  };
+  const after = (line: string): void => {
+    if (pending.length === 0) return;
+    for (const p of pending) {
+      (p.match.after ??= []).push(clipAround(line, 0));
+      p.left--;
+    }
+    done.push(...pending.filter((p) => p.left <= 0).map((p) => p.match));
+    pending = pending.filter((p) => p.left > 0);
+  };
+  const consider = (entry: { line: string; first: number }): void => {
+    const { line } = entry;
+    if (fieldTexts.length > 0 && !fieldTexts.every((t) => line.includes(t))) return;
+    if (!compiled.lineMatches(line)) return;
+    const head = parser.head(line);
+    if (query.pattern === undefined && head === undefined) return;
+    if (!atLeast(head?.level, query.minLevel)) return;
+    if (query.since !== undefined || query.until !== undefined) {
+      const t = head?.time;
+      if (t === undefined || (query.since !== undefined && t < query.since) || (query.until !== undefined && t > query.until)) return;
+    }
+    if (fieldFilters && !fieldsMatch(head?.record, fieldFilters)) return;
+    if (found >= hooks.limit) {
+      stopped = 'max-results';
+      return;
+    }
+    found++;
+    const match: SearchMatch = { file: display, line: entry.first + 1, text: clipAround(line, compiled.locate(line)) };
+    if (head?.time !== undefined) match.time = new Date(head.time).toISOString();
+    if (head?.level !== undefined) match.level = head.level;
+    if (query.groupBy !== undefined) match.group = groupOf(head?.record, query.groupBy);
+    if (context > 0) {
+      match.before = recent.filter((r) => r.index < entry.first && r.index >= entry.first - context).map((r) => clipAround(r.text, 0));
+      match.after = [];
+      pending.push({ match, left: context });
+    } else done.push(match);
+  };
+
+  for await (const chunk of source.lineChunks()) {
+    bytes += chunk.bytes.length;
+    if (stopped) {
+      // Only after-context is still wanted.
+      for (const line of firstLines(chunk.bytes, context)) after(line);
+      index += countNewlines(chunk.bytes);
+      if (pending.length === 0) break;
+      continue;
+    }
+    const fragments = joiner.pending || PARTIAL_TAGS.some((t) => chunk.bytes.includes(t));
+    // No line of the chunk matches by itself: only an entry joined from fragments still may (a pattern across a cut).
+    const unmatched = pending.length === 0 && (!fieldFinders.every((f) => f.occursIn(chunk.bytes)) || !compiled.chunkMayMatch(chunk.bytes, () => decodeChunk(chunk.bytes)));
+    if (unmatched && fragments && context === 0) {
+      // Only fragments, and the F lines that end them, are decoded and joined: the next such line is found by its tag
+      // in the raw bytes (a tag's text inside a message only costs a look at that line), the lines between are counted.
+      const b = chunk.bytes;
+      // Where each tag occurs next: looked for again only once passed, so the chunk is read about once per tag.
+      const found = new Map<Buffer, number>();
+      const nextOf = (tag: Buffer, start: number): number => {
+        let at = found.get(tag);
+        if (at === undefined || (at !== -1 && at < start)) {
+          at = b.indexOf(tag, start);
+          found.set(tag, at);
+        }
+        return at;
+      };
+      for (let start = 0; start < b.length; ) {
+        let next = -1;
+        for (const tag of [...PARTIAL_TAGS, ...[...joiner.waiting].map((s) => END_TAGS[s])]) {
+          const at = nextOf(tag, start);
+          if (at !== -1 && (next === -1 || at < next)) next = at;
+        }
+        const lineStart = next === -1 ? b.length : b.lastIndexOf(NEWLINE, next) + 1;
+        const skipped = countNewlines(b, Math.min(start, lineStart), lineStart);
+        joiner.skipWhole(skipped);
+        index += skipped;
+        if (next === -1) {
+          // The last line of the file may lack its newline: it is a line too.
+          if (b[b.length - 1] !== NEWLINE && lineStart > start) {
+            joiner.skipWhole(1);
+            index++;
+          }
+          break;
+        }
+        const nl = b.indexOf(NEWLINE, next);
+        const end = nl === -1 ? b.length : nl;
+        let line = b.toString('utf8', lineStart, end);
+        if (line.endsWith('\r')) line = line.slice(0, -1);
+        const entry = joiner.push(line);
+        index++;
+        if (entry && entry.lines > 1) consider(entry);
+        start = end + 1;
+        if (stopped || Date.now() > hooks.deadline) {
+          stopped ??= 'time-budget';
+          break;
+        }
+      }
+      release(false);
+    } else if (unmatched && !fragments) {
+      const n = countNewlines(chunk.bytes);
+      recent.length = 0;
+      if (context > 0) {
+        const tail = lastLines(chunk.bytes, context);
+        tail.forEach((text, k) => recent.push({ index: index + n - tail.length + k, text }));
+      }
+      index += n;
+    } else {
+      const lines = splitLines(decodeChunk(chunk.bytes));
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i] as string;
+        if ((i & 255) === 255 && Date.now() > hooks.deadline) {
+          stopped = 'time-budget';
+          break;
+        }
+        after(line);
+        const entry = joiner.push(line);
+        if (context > 0) {
+          recent.push({ index, text: line });
+          if (recent.length > RECENT_LINES + context) recent.splice(0, recent.length - context);
+        }
+        index++;
+        if (entry) consider(entry);
+        if (stopped) {
+          for (const rest of lines.slice(i + 1, i + 1 + context)) after(rest);
+          break;
+        }
+      }
+      release(false);
+    }
+    hooks.chunkDone();
+    if (stopped === 'time-budget' || (!stopped && Date.now() > hooks.deadline)) {
+      stopped = 'time-budget';
+      break;
+    }
+  }
+  // Fragments whose F line is not in this file: an entry of their own, marked as never finished.
+  if (!stopped) for (const entry of joiner.flush()) consider(entry);
+  done.push(...pending.map((p) => p.match));
+  pending = [];
+  release(true);
+  return { lines: index, bytes, ...(stopped ? { stopped } : {}) };
 }

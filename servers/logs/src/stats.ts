@@ -1,5 +1,6 @@
 import { decodeChunk, splitLines, type RawSource } from './chunks.js';
 import { fieldsMatch, groupOf } from './fields.js';
+import { CriJoiner, joinsFragments } from './formats/cri.js';
 import { parserFor, type FormatSpec } from './formats/parsers.js';
 import { LEVELS, LEVEL_RANK, type Level } from './levels.js';
 import { normalizeMessage } from './normalize.js';
@@ -104,41 +105,57 @@ export class StatsAccumulator {
     const errorRank = LEVEL_RANK[this.query.errorLevel];
     let lines = 0;
     let bytes = 0;
+    // CRI fragments are joined per stream: an entry of n fragments is one entry and n - 1 continuation lines.
+    const joiner = joinsFragments(spec) ? new CriJoiner() : undefined;
+    const entry = (line: string): void => {
+      const head = parser.head(line, false);
+      if (head === undefined) {
+        this.continuationLines++;
+        return;
+      }
+      let t = head.time;
+      if (t !== undefined && (t > this.latest || t < EARLIEST)) {
+        this.implausibleTimes++;
+        t = undefined;
+      }
+      if ((since !== undefined || until !== undefined) && (t === undefined || (since !== undefined && t < since) || (until !== undefined && t > until))) return;
+      if (fields && !fieldsMatch(head.record, fields)) return;
+      this.entries++;
+      if (groupBy !== undefined) this.group(groupOf(head.record, groupBy), 1, head.level !== undefined && LEVEL_RANK[head.level] >= errorRank ? 1 : 0);
+      const levelIndex = head.level === undefined ? UNKNOWN : LEVEL_RANK[head.level];
+      this.levels[levelIndex] = (this.levels[levelIndex] as number) + 1;
+      if (t === undefined) this.withoutTime++;
+      else {
+        if (this.first === undefined || t < this.first) this.first = t;
+        if (this.last === undefined || t > this.last) this.last = t;
+        this.count(t, levelIndex);
+      }
+      if (head.level !== undefined && LEVEL_RANK[head.level] >= errorRank) this.pattern(parser.head(line)?.message ?? line, head.level, t);
+    };
     for await (const chunk of source.lineChunks()) {
       bytes += chunk.bytes.length;
       const all = splitLines(decodeChunk(chunk.bytes));
       lines += all.length;
       counted.lines = lines;
       counted.bytes = bytes;
-      for (const line of all) {
-        const head = parser.head(line, false);
-        if (head === undefined) {
-          this.continuationLines++;
-          continue;
+      if (joiner) {
+        for (const line of all) {
+          const joined = joiner.push(line);
+          if (joined) {
+            this.continuationLines += joined.lines - 1;
+            entry(joined.line);
+          }
         }
-        let t = head.time;
-        if (t !== undefined && (t > this.latest || t < EARLIEST)) {
-          this.implausibleTimes++;
-          t = undefined;
-        }
-        if ((since !== undefined || until !== undefined) && (t === undefined || (since !== undefined && t < since) || (until !== undefined && t > until))) continue;
-        if (fields && !fieldsMatch(head.record, fields)) continue;
-        this.entries++;
-        if (groupBy !== undefined) this.group(groupOf(head.record, groupBy), 1, head.level !== undefined && LEVEL_RANK[head.level] >= errorRank ? 1 : 0);
-        const levelIndex = head.level === undefined ? UNKNOWN : LEVEL_RANK[head.level];
-        this.levels[levelIndex] = (this.levels[levelIndex] as number) + 1;
-        if (t === undefined) this.withoutTime++;
-        else {
-          if (this.first === undefined || t < this.first) this.first = t;
-          if (this.last === undefined || t > this.last) this.last = t;
-          this.count(t, levelIndex);
-        }
-        if (head.level !== undefined && LEVEL_RANK[head.level] >= errorRank) this.pattern(parser.head(line)?.message ?? line, head.level, t);
-      }
+      } else for (const line of all) entry(line);
       chunkDone();
-      if (Date.now() > deadline) return { lines, bytes, timedOut: true };
+      if (Date.now() > deadline) break;
     }
-    return { lines, bytes, timedOut: false };
+    // Fragments whose F line is not in this file (still being written, or in the next rotated copy) count here, once.
+    for (const joined of joiner?.flush() ?? []) {
+      this.continuationLines += joined.lines - 1;
+      entry(joined.line);
+    }
+    return { lines, bytes, timedOut: Date.now() > deadline };
   }
 
   private group(value: string, count: number, errors: number): void {

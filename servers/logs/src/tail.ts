@@ -3,6 +3,7 @@ import { throwIfCancelled } from '@suite/shared';
 import type { OpenedLog } from './access.js';
 import { MAX_LINE_BYTES, NEWLINE, countNewlines, gzipSource, splitLines, utf8Boundary } from './chunks.js';
 import { fieldsMatch, type FieldFilter } from './fields.js';
+import { CriJoiner, MAX_JOINED_BYTES, criFragment, joinsFragments, type CriStream, type JoinedEntry } from './formats/cri.js';
 import { parserFor, type FormatSpec, type LineParser } from './formats/parsers.js';
 import { atLeast, type Level } from './levels.js';
 
@@ -261,7 +262,9 @@ export async function tailPlain(log: OpenedLog, options: TailOptions): Promise<T
  * seen so far are from the middle of the file, and must not pass for its last ones.
  */
 export async function tailCompressed(log: OpenedLog, options: TailOptions): Promise<TailResult> {
-  const filtered = hasFilter(options.filter);
+  // A CRI log's entries are joined from its fragments: read by entries even without a filter.
+  const joiner = joinsFragments(options.spec) ? new CriJoiner() : undefined;
+  const filtered = hasFilter(options.filter) || joiner !== undefined;
   const parser = parserFor(options.spec);
   // The last entries seen, bounded in count and in bytes (the answer's cap): memory stays bounded whatever the file.
   const window: { lines: string[]; time: number | undefined; size: number }[] = [];
@@ -298,6 +301,11 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
     } else {
       for (const line of splitLines(chunk.bytes.toString('utf8'))) {
         linesRead++;
+        if (joiner) {
+          const joined = joiner.push(line);
+          if (joined) keep({ lines: [joined.line], head: parser.head(joined.line), size: joined.line.length + 1 });
+          continue;
+        }
         const head = parser.head(line);
         if (head === undefined && current) {
           // An entry longer than the answer can hold keeps its start.
@@ -319,6 +327,7 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
     const all = splitLines(Buffer.concat(chunks.map((c) => c.bytes)).toString('utf8'));
     for (const line of all.slice(-options.count)) keep({ lines: [line], head: undefined, size: line.length + 1 });
   } else if (current) keep(current);
+  for (const joined of joiner?.flush() ?? []) keep({ lines: [joined.line], head: parser.head(joined.line), size: joined.line.length + 1 });
   // Apply the byte cap from the newest entry back, as for a plain file.
   const picked: string[][] = [];
   const times: (number | undefined)[] = [];
@@ -345,5 +354,135 @@ export async function tailCompressed(log: OpenedLog, options: TailOptions): Prom
 }
 
 export function tailLog(log: OpenedLog, options: TailOptions): Promise<TailResult> {
-  return log.compressed ? tailCompressed(log, options) : tailPlain(log, options);
+  if (log.compressed) return tailCompressed(log, options);
+  return joinsFragments(options.spec) ? tailJoined(log, options) : tailPlain(log, options);
+}
+
+interface Gathered {
+  /** Fragments, the newest first (they are met backwards). */
+  parts: string[];
+  bytes: number;
+  /** Offset of the entry's last line: entries are ordered by where they end. */
+  end: number;
+  /** Offset of its earliest fragment read so far. */
+  oldest: number;
+  cut: boolean;
+  unfinished: boolean;
+  /** The backward read stopped before the entry's start. */
+  early?: boolean;
+}
+
+/**
+ * The end of a CRI log whose partial lines are joined, read backwards: each stream's fragments
+ * gather until the line before them of that stream is not a partial one (or the file starts); a
+ * gathered entry then is whole, is joined, and kept if it passes the filter. Entries are ordered
+ * by where they end (the order a follower sees them finish). Memory per stream is bounded by
+ * MAX_JOINED_BYTES: a partial line that never ends keeps its start and says it was cut.
+ */
+async function tailJoined(log: OpenedLog, options: TailOptions): Promise<TailResult> {
+  const parser = parserFor(options.spec);
+  const kept: { line: string; time: number | undefined; end: number }[] = [];
+  const open = new Map<CriStream, Gathered>();
+  let scanned = 0;
+  let seen = 0;
+  let stoppedEarly: TailResult['stoppedEarly'];
+  let reachedStart = true;
+  const consider = (line: string, end: number): void => {
+    const head = parser.head(line);
+    if (!entryMatches([line], head, options.filter)) return;
+    kept.push({ line, time: head?.time, end });
+    if (kept.length >= 2 * options.count + 64) trim();
+  };
+  // Only the newest entries that fit in the answer can be returned: memory stays bounded by count and bytes.
+  const trim = (): void => {
+    kept.sort((a, b) => b.end - a.end);
+    let bytes = 0;
+    let n = 0;
+    while (n < kept.length && n < options.count && bytes <= options.maxBytes) bytes += Buffer.byteLength((kept[n++] as { line: string }).line) + 1;
+    kept.length = n;
+  };
+  const close = (g: Gathered): void => {
+    const joiner = new CriJoiner();
+    let joined: JoinedEntry | undefined;
+    for (let i = g.parts.length - 1; i >= 0; i--) joined = joiner.push(g.parts[i] as string) ?? joined;
+    const line = joined?.line ?? joiner.flush()[0]?.line ?? '';
+    const marks = [...(g.cut ? [`cut: the entry's end did not fit in ${MAX_JOINED_BYTES} bytes`] : []), ...(g.early ? ['its start is before the part read'] : [])];
+    consider(marks.length > 0 ? `${line} [${marks.join('; ')}]` : line, g.end);
+  };
+  // Enough entries once `count` are kept and no stream still gathers one that ends after the count-th newest.
+  const enough = (): boolean => {
+    if (kept.length < options.count) return false;
+    const newest = [...kept].sort((a, b) => b.end - a.end);
+    const bar = (newest[options.count - 1] as { end: number }).end;
+    for (const g of open.values()) if (g.end > bar) return false;
+    return true;
+  };
+  for await (const line of linesBackward(log.handle, log.size)) {
+    scanned = log.size - line.offset;
+    if ((++seen & 1023) === 0) {
+      throwIfCancelled(options.signal);
+      if (Date.now() > options.deadline) stoppedEarly = 'time-budget';
+      // Unfiltered too: fragments that never end could otherwise keep a tail reading back to the start.
+      else if (scanned > options.maxScanBytes) stoppedEarly = 'scan-limit';
+      if (stoppedEarly) {
+        reachedStart = false;
+        break;
+      }
+    }
+    const fragment = criFragment(line.text);
+    if (!fragment) consider(line.text, line.offset);
+    else {
+      const g = open.get(fragment.stream);
+      if (g && fragment.partial) {
+        g.oldest = line.offset;
+        g.parts.push(line.text);
+        g.bytes += line.text.length;
+        // Keep the entry's start: the newest fragments go first.
+        while (g.bytes > MAX_JOINED_BYTES && g.parts.length > 1) {
+          g.bytes -= (g.parts.shift() as string).length;
+          g.cut = true;
+        }
+      } else {
+        if (g) close(g);
+        open.set(fragment.stream, { parts: [line.text], bytes: line.text.length, end: line.offset, oldest: line.offset, cut: false, unfinished: fragment.partial });
+      }
+    }
+    // A runtime writes a line's fragments one after another, with at most a few lines of the other stream between them:
+    // an entry with no line of its stream in the MiB before it is whole (a rare stream does not make the tail read back far).
+    for (const [stream, g] of open) {
+      if (g.oldest - line.offset > MAX_JOINED_BYTES) {
+        open.delete(stream);
+        close(g);
+      }
+    }
+    if (enough()) {
+      reachedStart = line.offset === 0;
+      break;
+    }
+  }
+  // At the start of the file what is gathered is whole; stopped short, it may have begun earlier, and says so.
+  for (const g of open.values()) close(reachedStart ? g : { ...g, early: true });
+  kept.sort((a, b) => a.end - b.end);
+  const picked: string[][] = [];
+  const times: (number | undefined)[] = [];
+  let bytes = 0;
+  let cutByBytes = false;
+  for (let i = kept.length - 1; i >= 0 && picked.length < options.count; i--) {
+    const { line, time } = kept[i] as { line: string; time: number | undefined };
+    const size = Buffer.byteLength(line) + 1;
+    if (bytes + size > options.maxBytes) {
+      cutByBytes = true;
+      if (picked.length === 0) {
+        picked.push([clipToBytes(line, options.maxBytes)]);
+        times.push(time);
+      }
+      break;
+    }
+    bytes += size;
+    picked.push([line]);
+    times.push(time);
+  }
+  picked.reverse();
+  times.reverse();
+  return { lines: picked.flat(), groups: picked, times, entries: picked.length, cutByBytes, reachedStart, reachedEnd: true, scannedBytes: scanned, ...(stoppedEarly ? { stoppedEarly } : {}) };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ToolError, type PathGuard, type RequestContext } from '@suite/shared';
 import { logRoots, withLog } from './access.js';
 import type { LogsConfig } from './config.js';
-import { discoverLogs, familyOf, rotationOf, type Discovery, type LogFile } from './discovery.js';
+import { containerOf, discoverLogs, familyOf, rotationOf, type Discovery, type LogFile } from './discovery.js';
 import type { LogFormat } from './formats/parsers.js';
 import { inspectLog } from './inspect.js';
 import type { ScanTarget } from './scan-runner.js';
@@ -70,7 +70,10 @@ export async function scanTargets(guard: PathGuard, config: LogsConfig, files: r
       await withLog(guard, file.path, async (log) => {
         const { spec, binary } = await inspectLog(log, config);
         if (binary) skipped.push({ display: file.name, reason: 'binary (NUL bytes near its start)' });
-        else targets.push({ real: log.real, display: file.name, compressed: log.compressed, spec, size: log.size });
+        else {
+          const container = await containerOf(log.real);
+          targets.push({ real: log.real, display: file.name, compressed: log.compressed, spec, size: log.size, ...(container !== undefined ? { container } : {}) });
+        }
       });
     } catch (error) {
       const reason = error instanceof ToolError ? (error.kind === 'not_found' ? GONE : error.message) : (error as NodeJS.ErrnoException).code === 'ENOENT' ? GONE : 'not readable';

@@ -29,6 +29,7 @@ const CRI = [
 
 interface Match {
   line: number;
+  text: string;
   level?: string;
   time?: string;
 }
@@ -79,10 +80,13 @@ describe.each(TRANSPORTS)('container logs (%s)', (transport) => {
     const tail = await session.callTool('tail_log', { path: live, lines: 2 });
     expect(tail.structured).toMatchObject({ format: 'cri' });
     const all = await matches(session, { paths: [live], includeRotated: false, pattern: '.' });
-    expect(all.map((m) => m.level ?? null)).toEqual([null, 'error', null, null, 'warning']);
+    // The runtime's P fragment and its F line are one entry, numbered by the fragment's line.
+    expect(all.map((m) => m.level ?? null)).toEqual([null, 'error', null, 'warning']);
+    expect(all.map((m) => m.line)).toEqual([1, 2, 3, 5]);
+    expect(all[2]?.text).toBe('2026-12-01T00:00:02.000000000Z stdout F a very long line the runtime split and its end');
     expect(all[0]?.time).toBe('2026-12-01T00:00:00.000Z');
     expect((await matches(session, { paths: [live], includeRotated: false, fields: { stream: 'stderr' } })).map((m) => m.line)).toEqual([2]);
-    expect((await matches(session, { paths: [live], includeRotated: false, fields: { tag: 'P' } })).map((m) => m.line)).toEqual([3]);
+    expect((await matches(session, { paths: [live], includeRotated: false, fields: { tag: 'P' } })).map((m) => m.line)).toEqual([]);
     expect((await matches(session, { paths: [live], includeRotated: false, fields: { route: '/pay' } })).map((m) => m.line)).toEqual([5]);
     // Rotated copies, newest first: the kubelet's dated names and their compressed form.
     const errors = await session.callTool('search_logs', { paths: [live], level: 'error' });

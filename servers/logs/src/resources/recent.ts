@@ -3,7 +3,7 @@ import { ToolError, escapeTerminalControls, type ChangeSource, type RequestConte
 import { logGuard, logRoots, withLog } from '../access.js';
 import { formatBytes } from '../arguments.js';
 import { RECENT_TEMPLATE, RECENT_URI, type LogsConfig } from '../config.js';
-import type { LogFile } from '../discovery.js';
+import { containerOf, type LogFile } from '../discovery.js';
 import { inspectLog } from '../inspect.js';
 import { tailLog } from '../tail.js';
 import { allLogs } from '../targets.js';
@@ -58,7 +58,8 @@ async function readRecent(uri: string, timeframe: string, ctx: RequestContext, c
         if (binary) return;
         const result = await tailLog(log, { count: MAX_ENTRIES_PER_FILE, maxBytes: config.limits.resourceTailBytes, filter: { since }, spec, signal: ctx.signal, deadline, maxScanBytes: config.limits.maxTailScanBytes });
         if (result.groups.length === 0 && spec.format === 'plain') withoutTimes++;
-        const name = path.basename(file.path);
+        // Every pod's log is 0.log: a container log is prefixed with the container (or namespace/pod/container) instead.
+        const name = (await containerOf(log.real)) ?? path.basename(file.path);
         result.groups.forEach((lines, i) => entries.push({ time: result.times[i] ?? since, order: entries.length, lines: lines.map((l) => `[${name}] ${l}`) }));
       });
     } catch {

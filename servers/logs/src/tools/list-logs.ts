@@ -4,6 +4,7 @@ import { logGuard } from '../access.js';
 import { formatBytes } from '../arguments.js';
 import type { LogsConfig } from '../config.js';
 import { LOG_FORMATS } from '../formats/parsers.js';
+import { containerOf } from '../discovery.js';
 import { formatOf, selectLogs } from '../targets.js';
 
 const input = z.object({
@@ -19,6 +20,7 @@ const output = z.object({
       format: z.enum([...LOG_FORMATS, 'binary', 'unreadable']),
       rotatedFrom: z.string().optional().describe('The live log this is a rotated copy of.'),
       compressed: z.boolean(),
+      container: z.string().optional().describe('Docker: the container\'s name (or short id); Kubernetes: namespace/pod/container.'),
     }),
   ),
   truncated: z.boolean().describe(`More logs exist than are listed.`),
@@ -30,7 +32,8 @@ export function listLogs(config: LogsConfig): ToolDefinition<typeof input, typeo
     description:
       'Lists the log files the server can read: *.log, *.jsonl and files named on its command line, with their rotated copies ' +
       '(app.log.1, app.log.2.gz, app.log-20240115) listed after the live file, newest first. Gives each file\'s size, last modification ' +
-      'and recognised format (JSON lines, syslog, Apache/nginx access, logfmt, ISO 8601 text, plain). Start here, then use tail_log, search_logs or log_stats.',
+      'and recognised format (JSON lines, syslog, Apache/nginx access, logfmt, ISO 8601 text, Docker and Kubernetes container logs, plain), ' +
+      'and for a container log the container (or namespace/pod/container) it belongs to. Start here, then use tail_log, search_logs or log_stats.',
     input,
     output,
     annotations: { title: 'List logs', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -40,6 +43,7 @@ export function listLogs(config: LogsConfig): ToolDefinition<typeof input, typeo
       const logs: z.output<typeof output>['logs'] = [];
       for (const file of files.slice(0, config.limits.maxLogs)) {
         const format = (await formatOf(guard, config, file.path)) ?? 'unreadable';
+        const container = await containerOf(file.path);
         logs.push({
           path: file.path,
           size: file.size,
@@ -47,6 +51,7 @@ export function listLogs(config: LogsConfig): ToolDefinition<typeof input, typeo
           format,
           ...(file.rotation.kind !== 'live' ? { rotatedFrom: file.family } : {}),
           compressed: file.rotation.compressed,
+          ...(container !== undefined ? { container } : {}),
         });
       }
       const truncated = files.length >= config.limits.maxLogs;
@@ -54,7 +59,7 @@ export function listLogs(config: LogsConfig): ToolDefinition<typeof input, typeo
         const where = path ?? 'the allowed directories';
         return { text: `No log files under ${where} (looked for *.log, *.log.N, *.log.gz and *.jsonl, ${config.limits.discoveryDepth} levels deep).`, structured: { logs, truncated } };
       }
-      const lines = logs.map((l) => `${l.rotatedFrom ? '  ' : ''}${l.path}  ${formatBytes(l.size)}  ${l.modified.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}  ${l.format}`);
+      const lines = logs.map((l) => `${l.rotatedFrom ? '  ' : ''}${l.path}  ${formatBytes(l.size)}  ${l.modified.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}  ${l.format}${l.container !== undefined ? `  container ${l.container}` : ''}`);
       if (truncated) lines.push(`[truncated: only the first ${config.limits.maxLogs} logs are listed; give a path to list one directory]`);
       return { text: lines.join('\n'), structured: { logs, truncated } };
     },

@@ -55,7 +55,7 @@ const output = z.object({
     .describe('With group_by: entries per value, the 50 largest first.'),
   distinctGroups: z.number().optional().describe('With group_by: distinct values seen (tracked up to 2,000).'),
   groupsOther: z.number().optional().describe('With group_by: entries whose value came after 2,000 distinct values were tracked.'),
-  files: z.array(z.object({ file: z.string(), lines: z.number().optional(), note: z.string().optional().describe('Read only in part, and why.'), skipped: z.string().optional() })),
+  files: z.array(z.object({ file: z.string(), container: z.string().optional().describe('The container or namespace/pod/container whose log it is.'), lines: z.number().optional(), note: z.string().optional().describe('Read only in part, and why.'), skipped: z.string().optional() })),
   complete: z.boolean().describe('False when the time budget ran out before every file was read.'),
   bytesScanned: z.number(),
   durationMs: z.number(),
@@ -93,10 +93,11 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
       };
       const report = await runScan({ kind: 'stats', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, () => 'counting');
       const stats: StatsResult = report.stats ?? { entries: 0, continuationLines: 0, levels: {}, withoutTime: 0, implausibleTimes: 0, bucketMs: 60_000, timeline: [], topErrors: [], distinctErrors: 0 };
+      const containers = new Map(targets.flatMap((t) => (t.container !== undefined ? [[t.display, t.container] as const] : [])));
       const fileRows = [
         ...report.files.map((f) =>
           f.outcome.status === 'scanned'
-            ? { file: f.display, lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: `${f.outcome.note} (${countOf(f.outcome.lines, 'line')})` } : {}) }
+            ? { file: f.display, ...(containers.has(f.display) ? { container: containers.get(f.display) as string } : {}), lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: `${f.outcome.note} (${countOf(f.outcome.lines, 'line')})` } : {}) }
             : { file: f.display, skipped: f.outcome.reason },
         ),
         ...skipped.map((s) => ({ file: s.display, skipped: s.reason })),

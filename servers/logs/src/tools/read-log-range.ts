@@ -3,6 +3,7 @@ import { ToolError, type ToolDefinition } from '@suite/shared';
 import { logGuard, withLog } from '../access.js';
 import { formatBytes, pathArg, sinceArg, timeWindow, untilArg } from '../arguments.js';
 import type { LogsConfig } from '../config.js';
+import { containerOf } from '../discovery.js';
 import { LOG_FORMATS } from '../formats/parsers.js';
 import { textLog } from '../inspect.js';
 import { readLineRange, readTimeRange } from '../ranges.js';
@@ -21,6 +22,7 @@ const input = z.object({
 
 const output = z.object({
   path: z.string(),
+  container: z.string().optional().describe('The container (Docker) or namespace/pod/container (Kubernetes) whose log this is.'),
   format: z.enum(LOG_FORMATS),
   firstLine: z.number().optional().describe('Line number of the first line returned.'),
   lines: z.array(z.string()),
@@ -59,11 +61,14 @@ export function readLogRange(config: LogsConfig): ToolDefinition<typeof input, t
         if (result.lines.length === 0) notes.push(byLines ? `${args.path} has fewer than ${args.startLine ?? 1} lines.` : `No entries of ${args.path} fall in that time range.`);
         else if (result.more) notes.push(`[more: continue with startLine ${(result.firstLine ?? 1) + result.lines.length}]`);
         if (result.timedOut) notes.push(`[stopped after ${RANGE_BUDGET_MS / 1000} s; narrow the range]`);
-        const header = result.firstLine !== undefined ? `Lines ${result.firstLine}-${result.firstLine + result.lines.length - 1} of ${args.path}:` : undefined;
+        const container = await containerOf(log.real);
+        const of = container !== undefined ? `${args.path} (container ${container})` : args.path;
+        const header = result.firstLine !== undefined ? `Lines ${result.firstLine}-${result.firstLine + result.lines.length - 1} of ${of}:` : undefined;
         return {
           text: [...(header ? [header] : []), ...result.lines, ...notes].join('\n'),
           structured: {
             path: args.path,
+            ...(container !== undefined ? { container } : {}),
             format: spec.format,
             ...(result.firstLine !== undefined ? { firstLine: result.firstLine } : {}),
             lines: result.lines,

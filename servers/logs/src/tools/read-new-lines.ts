@@ -3,6 +3,7 @@ import { countOf, type ToolDefinition } from '@suite/shared';
 import { logGuard } from '../access.js';
 import { pathArg } from '../arguments.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
+import { containerOf } from '../discovery.js';
 import { readNewLines as read } from '../new-lines.js';
 
 const input = z.object({
@@ -17,6 +18,7 @@ const output = z.object({
   cursor: z.string().describe('Pass it to the next call.'),
   more: z.boolean(),
   notes: z.array(z.string()),
+  container: z.string().optional().describe('The container (Docker) or namespace/pod/container (Kubernetes) whose log this is.'),
 });
 
 export function readNewLines(config: LogsConfig): ToolDefinition<typeof input, typeof output> {
@@ -26,19 +28,21 @@ export function readNewLines(config: LogsConfig): ToolDefinition<typeof input, t
       'Follows a log like tail -f, for clients that do not subscribe to resources: returns the complete lines appended since the cursor, ' +
       'and the next cursor. Detects rotation (the file was renamed and a new one created) and truncation (copytruncate, a rewrite), ' +
       'and says so in status and notes; the lines written before a rotation that the last call had not seen come first, from the rotated copy ' +
-      '(app.log.1, compressed or not), then every copy rotated since (app.log.2, then app.log.1, …) in order, then the live file; what could not be read is named in a note. The first call, without a cursor, returns a cursor at the current end.',
+      '(app.log.1, compressed or not), then every copy rotated since (app.log.2, then app.log.1, …) in order, then the live file; what could not be read is named in a note. A Kubernetes line the runtime split (CRI partial fragments) waits for its last fragment and comes joined. The first call, without a cursor, returns a cursor at the current end.',
     input,
     output,
     annotations: { title: 'Read new lines', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async (args, ctx) => {
       const guard = await logGuard(ctx, config);
       const result = await read(guard, args.path, args.cursor, Math.min(args.maxBytes, config.limits.maxOutputBytes));
+      const { real, exists } = await guard.resolve(args.path);
+      const container = exists ? await containerOf(real) : undefined;
       const summary =
         result.status === 'started'
           ? []
           : [`${countOf(result.lines.length, 'new line')} (${result.status}).`];
-      const text = [...result.notes.map((n) => `[${n}]`), ...summary, ...result.lines, `cursor: ${result.cursor}`].join('\n');
-      return { text, structured: result };
+      const text = [...result.notes.map((n) => `[${n}]`), ...(container !== undefined ? [`[container ${container}]`] : []), ...summary, ...result.lines, `cursor: ${result.cursor}`].join('\n');
+      return { text, structured: { ...result, ...(container !== undefined ? { container } : {}) } };
     },
   };
 }

@@ -38,6 +38,7 @@ const match = z.object({
   before: z.array(z.string()).optional(),
   after: z.array(z.string()).optional(),
   group: z.string().optional().describe('With group_by: the value of that field in the entry.'),
+  container: z.string().optional().describe('The container (Docker) or namespace/pod/container (Kubernetes) whose log this is.'),
 });
 
 const output = z.object({
@@ -91,6 +92,11 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
       };
       const report = await runScan({ kind: 'search', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, (r) => countOf(r.matches.length, 'match', 'matches'));
       for (const f of report.files) if (f.outcome.status === 'unreadable') skipped.push({ display: f.display, reason: f.outcome.reason });
+      const containers = new Map(targets.flatMap((t) => (t.container !== undefined ? [[t.display, t.container] as const] : [])));
+      for (const m of report.matches) {
+        const container = containers.get(m.file);
+        if (container !== undefined) m.container = container;
+      }
       const filesSearched = report.files.filter((f) => f.outcome.status === 'scanned').length;
       const timedOut = report.stopped === 'time-budget';
       const structured = {
@@ -116,6 +122,7 @@ function groupMatches(matches: readonly SearchMatch[]): { value: string; count: 
 
 function formatMatch(m: SearchMatch, withContext: boolean): string[] {
   const lines: string[] = [];
+  if (m.container !== undefined) m = { ...m, file: `[${m.container}] ${m.file}` };
   if (m.entry !== undefined) lines.push(`${m.file}-entry: ${m.entry}`);
   if (withContext) m.before?.forEach((l, i) => lines.push(`${m.file}-${m.line - (m.before?.length ?? 0) + i}-${l}`));
   lines.push(`${m.file}:${m.line}:${m.text}`);

@@ -5,6 +5,7 @@ import { fieldsArg, formatBytes, groupByArg, levelArg, pathArg, pointInTime, sin
 import { GroupCounts, groupOf, parseFieldFilters } from '../fields.js';
 import type { LogsConfig } from '../config.js';
 import { LOG_FORMATS, parserFor } from '../formats/parsers.js';
+import { containerOf } from '../discovery.js';
 import { textLog } from '../inspect.js';
 import { hasFilter, tailLog } from '../tail.js';
 
@@ -22,6 +23,7 @@ const input = z.object({
 
 const output = z.object({
   path: z.string(),
+  container: z.string().optional().describe('The container (Docker) or namespace/pod/container (Kubernetes) whose log this is.'),
   format: z.enum(LOG_FORMATS),
   lines: z.array(z.string()),
   entries: z.number().describe('Entries returned (a multi-line entry counts once); equals the line count without a filter.'),
@@ -84,11 +86,14 @@ export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, ty
           groups = counts.top(Number.MAX_SAFE_INTEGER);
           if (groups.length > 0) notes.unshift(`[by ${args.group_by}: ${groups.slice(0, 20).map((g) => `${g.value} ${g.count}`).join(', ')}${groups.length > 20 ? ', …' : ''}]`);
         }
+        const container = await containerOf(log.real);
+        if (container !== undefined) notes.push(`[container ${container}]`);
         const text = [...result.lines, ...notes].join('\n');
         return {
           text,
           structured: {
             path: args.path,
+            ...(container !== undefined ? { container } : {}),
             format: spec.format,
             lines: result.lines,
             entries: result.entries,
