@@ -1,0 +1,220 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/client';
+import { spawnServer } from '@suite/test-kit';
+import { connectModernHttp, connectModernStdio } from '@suite/test-kit/eras';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '@suite/test-kit/otlp';
+import { freePort, startReplicas, type HttpServerProcess } from '@suite/test-kit/replicas';
+import { connectHttp } from '@suite/test-kit';
+import { telemetryPlan } from '../src/telemetry/setup.js';
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const BIN = path.join(fixtures, 'telemetry-bin.mjs');
+const MODULE_RECORDER = path.join(fixtures, 'record-modules.mjs');
+
+/** A fresh W3C trace context, as a client's own span would put it in _meta. */
+function clientTrace(): { traceId: string; spanId: string; traceparent: string; tracestate: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01`, tracestate: 'suite=t61rcWkgMzE' };
+}
+
+/** Calls `ping` and `refuse` with trace context in _meta; returns the two client contexts. */
+async function callBoth(client: Client): Promise<{ ping: ReturnType<typeof clientTrace>; refuse: ReturnType<typeof clientTrace> }> {
+  const ping = clientTrace();
+  const refuse = clientTrace();
+  const ok = await client.callTool({ name: 'ping', arguments: {}, _meta: { traceparent: ping.traceparent, tracestate: ping.tracestate } });
+  expect(ok.isError).toBeFalsy();
+  const failed = await client.callTool({ name: 'refuse', arguments: {}, _meta: { traceparent: refuse.traceparent, tracestate: refuse.tracestate } });
+  expect(failed.isError).toBe(true);
+  return { ping, refuse };
+}
+
+function spanIn(spans: ReceivedSpan[], traceId: string, name: string): ReceivedSpan | undefined {
+  return spans.find((s) => s.traceId === traceId && s.name === name);
+}
+
+/** The conventions' names and attributes, parented on what the client sent. */
+async function expectConventionalSpans(
+  receiver: OtlpReceiver,
+  traces: { ping: ReturnType<typeof clientTrace>; refuse: ReturnType<typeof clientTrace> },
+  expected: { version: string; transport: 'pipe' | 'tcp'; session: boolean },
+): Promise<void> {
+  const spans = await receiver.waitForSpans((all) => spanIn(all, traces.ping.traceId, 'tools/call ping') !== undefined && spanIn(all, traces.refuse.traceId, 'tools/call refuse') !== undefined);
+  const ping = spanIn(spans, traces.ping.traceId, 'tools/call ping')!;
+  expect(ping.parentSpanId).toBe(traces.ping.spanId);
+  expect(ping.kind).toBe(2); // SERVER
+  expect(ping.scope).toBe('@suite/shared');
+  expect(ping.resource['service.name']).toBe('mcp-server-telemetry-probe');
+  expect(ping.attributes).toMatchObject({
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': 'ping',
+    'gen_ai.operation.name': 'execute_tool',
+    'mcp.protocol.version': expected.version,
+    'network.transport': expected.transport,
+  });
+  expect(typeof ping.attributes['jsonrpc.request.id']).toBe('string');
+  expect(ping.attributes['error.type']).toBeUndefined();
+  expect(ping.status.code).not.toBe(2);
+  if (expected.session) expect(typeof ping.attributes['mcp.session.id']).toBe('string');
+
+  const refuse = spanIn(spans, traces.refuse.traceId, 'tools/call refuse')!;
+  expect(refuse.parentSpanId).toBe(traces.refuse.spanId);
+  expect(refuse.attributes['error.type']).toBe('tool_error');
+  expect(refuse.status).toEqual({ code: 2, message: 'Refused on purpose.' });
+}
+
+describe('telemetry: spans per the MCP semantic conventions, exported over OTLP/HTTP', () => {
+  let receiver: OtlpReceiver;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '500' };
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  it('over stdio, 2025-11-25: parented on the _meta traceparent, isError is error.type tool_error', async () => {
+    const session = await spawnServer(BIN, [], { env });
+    try {
+      const traces = await callBoth(session.client);
+      await expectConventionalSpans(receiver, traces, { version: '2025-11-25', transport: 'pipe', session: false });
+    } finally {
+      await session.close();
+    }
+    // The session's end is measured too, and metrics reach the OTLP endpoint.
+    expect(receiver.metricBatches()).toBeGreaterThan(0);
+  });
+
+  it('over stdio, 2026-07-28', async () => {
+    const client = await connectModernStdio(BIN, [], { env });
+    try {
+      const traces = await callBoth(client);
+      await expectConventionalSpans(receiver, traces, { version: '2026-07-28', transport: 'pipe', session: false });
+    } finally {
+      await client.close();
+    }
+  });
+
+  describe('over HTTP', () => {
+    let replica: HttpServerProcess;
+    beforeAll(async () => {
+      [replica] = (await startReplicas(BIN, [], 1, env)) as [HttpServerProcess];
+    });
+    afterAll(async () => {
+      await replica.server.stop();
+    });
+
+    it('2025-11-25 sessions: parented on _meta, with the session id', async () => {
+      const session = await connectHttp(replica.url);
+      try {
+        const traces = await callBoth(session.client);
+        await expectConventionalSpans(receiver, traces, { version: '2025-11-25', transport: 'tcp', session: true });
+      } finally {
+        await session.close();
+      }
+    });
+
+    it('2026-07-28 requests: parented on _meta', async () => {
+      const client = await connectModernHttp(replica.url);
+      try {
+        const traces = await callBoth(client);
+        await expectConventionalSpans(receiver, traces, { version: '2026-07-28', transport: 'tcp', session: false });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('without trace context in _meta, the HTTP request\'s traceparent header is the parent; _meta wins over it', async () => {
+      const fromHeader = clientTrace();
+      const fromMeta = clientTrace();
+      const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const post = (id: number, meta: Record<string, unknown>): Promise<Response> =>
+        fetch(replica.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', traceparent: fromHeader.traceparent, 'mcp-method': 'tools/call', 'mcp-name': 'ping' },
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ping', arguments: {}, _meta: meta } }),
+        });
+      const first = await post(1, envelope);
+      expect(first.status, await first.clone().text()).toBe(200);
+      await first.text();
+      const second = await post(2, { ...envelope, traceparent: fromMeta.traceparent });
+      expect(second.status).toBe(200);
+      await second.text();
+      const spans = await receiver.waitForSpans((all) => spanIn(all, fromHeader.traceId, 'tools/call ping') !== undefined && spanIn(all, fromMeta.traceId, 'tools/call ping') !== undefined);
+      expect(spanIn(spans, fromHeader.traceId, 'tools/call ping')!.parentSpanId).toBe(fromHeader.spanId);
+      expect(spanIn(spans, fromMeta.traceId, 'tools/call ping')!.parentSpanId).toBe(fromMeta.spanId);
+      // Exactly one span per request: the header's trace got only the first.
+      expect(spans.filter((s) => s.traceId === fromHeader.traceId)).toHaveLength(1);
+    });
+
+    it('a log line written inside a call carries its trace and span ids', async () => {
+      const session = await connectHttp(replica.url);
+      try {
+        const trace = clientTrace();
+        await session.client.callTool({ name: 'note', arguments: {}, _meta: { traceparent: trace.traceparent } });
+        const spans = await receiver.waitForSpans((all) => spanIn(all, trace.traceId, 'tools/call note') !== undefined);
+        const span = spanIn(spans, trace.traceId, 'tools/call note')!;
+        expect(replica.server.stderr()).toContain(`a note from inside a call {"trace_id":"${trace.traceId}","span_id":"${span.spanId}"}`);
+      } finally {
+        await session.close();
+      }
+    });
+  });
+});
+
+/** The modules a bin loads (every resolved URL), recorded by a module hook the child registers. */
+async function modulesLoadedBy(env: Record<string, string>): Promise<string[]> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'suite-modules-'));
+  const log = path.join(dir, 'modules.log');
+  try {
+    const child = spawn(process.execPath, ['--import', MODULE_RECORDER, BIN], { env: { ...process.env, ...env, SUITE_MODULE_LOG: log }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const send = (message: unknown): boolean => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ping', arguments: {}, _meta: { traceparent: clientTrace().traceparent } } });
+    const deadline = Date.now() + 20_000;
+    while (!out.includes('"id":1')) {
+      if (Date.now() > deadline) throw new Error(`no answer to the call:\n${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.stdin.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+    return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('telemetry off', () => {
+  const sdkModule = (url: string): boolean => /\/@opentelemetry\/(sdk-|exporter-|context-async-hooks|resources|core)/.test(url);
+
+  it('loads no OpenTelemetry SDK or exporter module (and loads them when configured, so the check can fail)', async () => {
+    const off = await modulesLoadedBy({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' });
+    expect(off.some((url) => url.includes('/@opentelemetry/api/'))).toBe(true);
+    expect(off.filter(sdkModule)).toEqual([]);
+    expect(off.some((url) => url.endsWith('/telemetry/sdk.js'))).toBe(false);
+
+    const port = await freePort();
+    const on = await modulesLoadedBy({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
+    expect(on.filter(sdkModule).some((url) => url.includes('/@opentelemetry/sdk-trace-base/'))).toBe(true);
+  });
+
+  it('the plan follows the standard variables', () => {
+    expect(telemetryPlan({})).toEqual({ traces: false, otlpMetrics: false, prometheus: undefined });
+    expect(telemetryPlan({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toEqual({ traces: true, otlpMetrics: true, prometheus: undefined });
+    expect(telemetryPlan({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toMatchObject({ traces: true, otlpMetrics: false });
+    expect(telemetryPlan({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: 'none' })).toMatchObject({ traces: true, otlpMetrics: false });
+    expect(telemetryPlan({ OTEL_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '9999' }).prometheus).toEqual({ host: '127.0.0.1', port: 9999 });
+    expect(telemetryPlan({}, { port: 9100, host: '0.0.0.0' }).prometheus).toEqual({ host: '0.0.0.0', port: 9100 });
+    expect(telemetryPlan({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, { port: 9100 })).toEqual({ traces: false, otlpMetrics: false, prometheus: undefined });
+  });
+});
