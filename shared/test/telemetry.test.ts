@@ -5,13 +5,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/client';
 import { spawnServer } from '@suite/test-kit';
 import { connectModernHttp, connectModernStdio } from '@suite/test-kit/eras';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '@suite/test-kit/otlp';
-import { freePort, startReplicas, type HttpServerProcess } from '@suite/test-kit/replicas';
+import { freePort, startPrivateRedis, startReplicas } from '@suite/test-kit/replicas';
 import { connectHttp } from '@suite/test-kit';
+import { startPrometheus } from '@suite/test-kit/prometheus';
 import { telemetryPlan } from '../src/telemetry/setup.js';
+
+type HttpServerProcess = Awaited<ReturnType<typeof startReplicas>>[number];
+/** What the tests need of a client, whichever SDK it comes from (the kit's sessions use v1, its 2026-07-28 clients v2). */
+interface ToolCaller {
+  callTool(params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<object>;
+}
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const BIN = path.join(fixtures, 'telemetry-bin.mjs');
@@ -25,12 +31,12 @@ function clientTrace(): { traceId: string; spanId: string; traceparent: string; 
 }
 
 /** Calls `ping` and `refuse` with trace context in _meta; returns the two client contexts. */
-async function callBoth(client: Client): Promise<{ ping: ReturnType<typeof clientTrace>; refuse: ReturnType<typeof clientTrace> }> {
+async function callBoth(client: ToolCaller): Promise<{ ping: ReturnType<typeof clientTrace>; refuse: ReturnType<typeof clientTrace> }> {
   const ping = clientTrace();
   const refuse = clientTrace();
-  const ok = await client.callTool({ name: 'ping', arguments: {}, _meta: { traceparent: ping.traceparent, tracestate: ping.tracestate } });
+  const ok = (await client.callTool({ name: 'ping', arguments: {}, _meta: { traceparent: ping.traceparent, tracestate: ping.tracestate } })) as { isError?: boolean };
   expect(ok.isError).toBeFalsy();
-  const failed = await client.callTool({ name: 'refuse', arguments: {}, _meta: { traceparent: refuse.traceparent, tracestate: refuse.tracestate } });
+  const failed = (await client.callTool({ name: 'refuse', arguments: {}, _meta: { traceparent: refuse.traceparent, tracestate: refuse.tracestate } })) as { isError?: boolean };
   expect(failed.isError).toBe(true);
   return { ping, refuse };
 }
@@ -216,5 +222,94 @@ describe('telemetry off', () => {
     expect(telemetryPlan({ OTEL_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '9999' }).prometheus).toEqual({ host: '127.0.0.1', port: 9999 });
     expect(telemetryPlan({}, { port: 9100, host: '0.0.0.0' }).prometheus).toEqual({ host: '0.0.0.0', port: 9100 });
     expect(telemetryPlan({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, { port: 9100 })).toEqual({ traces: false, otlpMetrics: false, prometheus: undefined });
+  });
+});
+
+describe('--metrics-port: Prometheus scrapes every replica', () => {
+  it('a real Prometheus scraping two replicas counts exactly the calls made, each replica its own', async () => {
+    const [portA, portB] = [await freePort(), await freePort()];
+    const [a, b] = (await Promise.all([startReplicas(BIN, ['--metrics-port', String(portA)], 1), startReplicas(BIN, ['--metrics-port', String(portB)], 1)])).flat() as [HttpServerProcess, HttpServerProcess];
+    const prometheus = await startPrometheus([`127.0.0.1:${portA}`, `127.0.0.1:${portB}`]);
+    try {
+      // Both eras: 2025 sessions on A, 2026-07-28 requests on B, some refused as tools.
+      const session = await connectHttp(a.url);
+      for (let i = 0; i < 3; i++) await session.client.callTool({ name: 'ping', arguments: {} });
+      await session.client.callTool({ name: 'refuse', arguments: {} });
+      await session.close();
+      const modern = await connectModernHttp(b.url);
+      for (let i = 0; i < 5; i++) await modern.callTool({ name: 'ping', arguments: {} });
+      await modern.callTool({ name: 'refuse', arguments: {} });
+      await modern.callTool({ name: 'refuse', arguments: {} });
+      await modern.close();
+
+      const calls = 'sum(mcp_server_operation_duration_count{mcp_method_name="tools/call"})';
+      await prometheus.waitFor(calls, (result) => result[0]?.value === 11);
+      const perReplica = await prometheus.query('sum by (instance) (mcp_server_operation_duration_count{mcp_method_name="tools/call"})');
+      expect(Object.fromEntries(perReplica.map((s) => [s.metric.instance, s.value]))).toEqual({ [`127.0.0.1:${portA}`]: 4, [`127.0.0.1:${portB}`]: 7 });
+      const failures = await prometheus.query('sum(mcp_server_operation_duration_count{mcp_method_name="tools/call",error_type="tool_error"})');
+      expect(failures[0]?.value).toBe(3);
+      const byTool = await prometheus.query('sum by (gen_ai_tool_name) (mcp_server_operation_duration_count{mcp_method_name="tools/call"})');
+      expect(Object.fromEntries(byTool.map((s) => [s.metric.gen_ai_tool_name, s.value]))).toEqual({ ping: 8, refuse: 3 });
+    } finally {
+      await prometheus.stop();
+      await Promise.all([a.server.stop(), b.server.stop()]);
+    }
+  });
+
+  it('a port that cannot be bound stops the start with a message', async () => {
+    const port = await freePort();
+    const [holder] = (await startReplicas(BIN, ['--metrics-port', String(port)], 1)) as [HttpServerProcess];
+    try {
+      const second = spawn(process.execPath, [BIN, '--metrics-port', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let stderr = '';
+      second.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(stderr).toContain(`--metrics-port: cannot serve metrics on 127.0.0.1:${port} (EADDRINUSE)`);
+    } finally {
+      await holder.server.stop();
+    }
+  });
+});
+
+describe('/readyz beside /healthz', () => {
+  it('is ready while its Redis answers, not while Redis is out of reach; /healthz answers throughout', async () => {
+    const redis = await startPrivateRedis();
+    const [replica] = (await startReplicas(BIN, ['--redis-url', redis.url, '--redis-prefix', `suite:test-readyz-${randomBytes(4).toString('hex')}:`], 1)) as [HttpServerProcess];
+    const probe = async (pathname: string): Promise<{ status: number; body: unknown }> => {
+      const response = await fetch(new URL(pathname, replica.origin));
+      return { status: response.status, body: await response.json() };
+    };
+    try {
+      expect(await probe('/readyz')).toEqual({ status: 200, body: { status: 'ok' } });
+      await redis.stop();
+      const deadline = Date.now() + 10_000;
+      let seen = await probe('/readyz');
+      while (seen.status === 200 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        seen = await probe('/readyz');
+      }
+      expect(seen).toEqual({ status: 503, body: { status: 'unavailable', reason: 'redis unreachable' } });
+      expect((await probe('/healthz')).status).toBe(200);
+      await redis.start();
+      const back = Date.now() + 15_000;
+      while ((await probe('/readyz')).status !== 200) {
+        if (Date.now() > back) throw new Error('/readyz did not come back once Redis did');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await replica.server.stop();
+      await redis.stop();
+    }
+  });
+
+  it('without --redis-url it is ready, and needs no Host or token (a load balancer\'s check)', async () => {
+    const [replica] = (await startReplicas(BIN, ['--auth-token', 'a-token-of-at-least-some-length'], 1)) as [HttpServerProcess];
+    try {
+      const response = await fetch(new URL('/readyz', replica.origin), { headers: { host: 'elsewhere.example' } });
+      expect(response.status).toBe(200);
+    } finally {
+      await replica.server.stop();
+    }
   });
 });

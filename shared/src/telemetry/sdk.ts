@@ -13,7 +13,6 @@ import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from 
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../core/logging.js';
 import type { RunningTelemetry, TelemetryPlan } from './setup.js';
-import { resetInstruments } from './traced-server.js';
 
 function positiveInteger(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -55,7 +54,6 @@ export async function startSdk(plan: TelemetryPlan, service: { name: string; ver
   if (readers.length > 0) {
     const provider = new MeterProvider({ resource, readers });
     metrics.setGlobalMeterProvider(provider);
-    resetInstruments();
     stops.push(() => provider.shutdown());
   }
 

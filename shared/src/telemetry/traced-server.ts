@@ -5,8 +5,10 @@
  * ./setup.ts, and only when configured.
  */
 import {
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   SpanKind,
+  createNoopMeter,
   SpanStatusCode,
   context as otelContext,
   metrics,
@@ -34,6 +36,7 @@ const SCOPE = '@suite/shared';
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
 interface Instruments {
+  provider: ReturnType<typeof metrics.getMeterProvider>;
   operation: Histogram;
   session: Histogram;
 }
@@ -42,12 +45,15 @@ let instruments: Instruments | undefined;
 
 /**
  * The API has no proxy for meters (unlike tracers): a meter taken before the SDK registers its
- * provider stays a no-op. Instruments are therefore made on first use, and again after setup.
+ * provider stays a no-op. Instruments are therefore made for the provider registered now, and
+ * again when it changes (the SDK, in a chunk of its own in a bundled server, cannot reach this cache).
  */
 function instrumentsNow(): Instruments {
-  if (instruments) return instruments;
-  const meter = metrics.getMeter(SCOPE);
+  const provider = metrics.getMeterProvider();
+  if (instruments?.provider === provider) return instruments;
+  const meter = provider.getMeter(SCOPE);
   instruments = {
+    provider,
     operation: meter.createHistogram('mcp.server.operation.duration', {
       unit: 's',
       description: 'Duration of the MCP request or notification as observed on the receiver from the time it was received until the result or ack is sent.',
@@ -62,9 +68,18 @@ function instrumentsNow(): Instruments {
   return instruments;
 }
 
-/** Called once the SDK has registered its meter provider (./setup.ts). */
-export function resetInstruments(): void {
-  instruments = undefined;
+/** What the API hands out while no SDK is registered, to tell "off" from "on" without a probe span. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+const NoopHistogram = createNoopMeter().createHistogram('probe').constructor;
+
+/**
+ * Whether anything would receive a span or a measurement: with telemetry off the handler is called
+ * as it is, so that an unconfigured server pays two lookups per request and nothing else.
+ */
+function telemetryActive(): boolean {
+  const tracers = trace.getTracerProvider();
+  if (!(tracers instanceof ProxyTracerProvider) || tracers.getDelegate() !== NOOP_TRACER_PROVIDER) return true;
+  return !(instrumentsNow().operation instanceof NoopHistogram);
 }
 
 /** Reads a trace carrier from `params._meta` (values are strings) or from HTTP headers. */
@@ -126,7 +141,7 @@ export class TracedServer extends Server {
 
   protected override _wrapHandler(method: string, handler: RequestHandler): RequestHandler {
     const inner = super._wrapHandler(method, handler);
-    return (request, ctx) => this.traced(method, inner, request, ctx);
+    return (request, ctx) => (telemetryActive() ? this.traced(method, inner, request, ctx) : inner(request, ctx));
   }
 
   /** The conventions' transport attributes: stdio is a pipe, everything else HTTP over TCP. */
@@ -198,7 +213,7 @@ export class TracedServer extends Server {
   }
 
   private recordSession(): void {
-    if (this.sessionRecorded || this.transportKind === 'memory') return;
+    if (this.sessionRecorded || this.transportKind === 'memory' || !telemetryActive()) return;
     if (this.transportKind === 'http' && this.getNegotiatedProtocolVersion() !== undefined && this.protocolIsModern()) return;
     this.sessionRecorded = true;
     const attributes: Attributes = {};
