@@ -11,7 +11,7 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '@suite/
 import { freePort, startPrivateRedis, startReplicas } from '@suite/test-kit/replicas';
 import { connectHttp } from '@suite/test-kit';
 import { startPrometheus } from '@suite/test-kit/prometheus';
-import { telemetryPlan } from '../src/telemetry/setup.js';
+import { telemetryPlan } from '../src/telemetry/plan.js';
 
 type HttpServerProcess = Awaited<ReturnType<typeof startReplicas>>[number];
 /** What the tests need of a client, whichever SDK it comes from (the kit's sessions use v1, its 2026-07-28 clients v2). */
@@ -248,6 +248,9 @@ describe('--metrics-port: Prometheus scrapes every replica', () => {
       expect(Object.fromEntries(perReplica.map((s) => [s.metric.instance, s.value]))).toEqual({ [`127.0.0.1:${portA}`]: 4, [`127.0.0.1:${portB}`]: 7 });
       const failures = await prometheus.query('sum(mcp_server_operation_duration_count{mcp_method_name="tools/call",error_type="tool_error"})');
       expect(failures[0]?.value).toBe(3);
+      // A's 2025 session ended (the client's DELETE): its length is measured, on A only.
+      const sessions = await prometheus.waitFor('sum by (instance) (mcp_server_session_duration_count)', (result) => result.length > 0);
+      expect(Object.fromEntries(sessions.map((s) => [s.metric.instance, s.value]))).toEqual({ [`127.0.0.1:${portA}`]: 1 });
       const byTool = await prometheus.query('sum by (gen_ai_tool_name) (mcp_server_operation_duration_count{mcp_method_name="tools/call"})');
       expect(Object.fromEntries(byTool.map((s) => [s.metric.gen_ai_tool_name, s.value]))).toEqual({ ping: 8, refuse: 3 });
     } finally {

@@ -11,7 +11,8 @@ import { terminateAllProcesses } from '../process/process.js';
 import type { ToolSelection, ToolsetInfo } from '../server/toolsets.js';
 import { serveHttp, serveStdio, type Authenticator, type HttpRoute, type RunningTransport, type SessionFactory } from '../transports/serve.js';
 import { MemorySecretStore, SecretSealer, type SecretStore } from '../auth/secret-store.js';
-import { startTelemetry, telemetryPlan, type RunningTelemetry } from '../telemetry/setup.js';
+import { telemetryPlan, type RunningTelemetry } from '../telemetry/plan.js';
+import { startTelemetry } from '../telemetry/setup.js';
 import type { ProtectedResource } from '../auth/protected-resource.js';
 
 export { UsageError };

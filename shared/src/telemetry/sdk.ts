@@ -12,7 +12,7 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../core/logging.js';
-import type { RunningTelemetry, TelemetryPlan } from './setup.js';
+import type { RunningTelemetry, TelemetryPlan } from './plan.js';
 
 function positiveInteger(value: string | undefined, fallback: number): number {
   const n = Number(value);
