@@ -98,6 +98,23 @@ describe('telemetry: spans per the MCP semantic conventions, exported over OTLP/
     expect(receiver.metricBatches()).toBeGreaterThan(0);
   });
 
+  it('a request cannot put megabytes into a span: names, URIs and messages are clipped', async () => {
+    const session = await spawnServer(BIN, [], { env });
+    try {
+      const trace = clientTrace();
+      const huge = `x${'y'.repeat(1024 * 1024)}`;
+      await expect(session.client.callTool({ name: huge, arguments: {}, _meta: { traceparent: trace.traceparent } })).rejects.toThrow();
+      const spans = await receiver.waitForSpans((all) => all.some((s) => s.traceId === trace.traceId));
+      const span = spans.find((s) => s.traceId === trace.traceId)!;
+      expect(span.name.length).toBeLessThanOrEqual('tools/call '.length + 129);
+      expect(String(span.attributes['gen_ai.tool.name']).length).toBeLessThanOrEqual(129);
+      expect((span.status.message ?? '').length).toBeLessThanOrEqual(201);
+      expect(span.attributes['error.type']).toBe('-32602');
+    } finally {
+      await session.close();
+    }
+  });
+
   it('over stdio, 2026-07-28', async () => {
     const client = await connectModernStdio(BIN, [], { env });
     try {
@@ -240,19 +257,23 @@ describe('--metrics-port: Prometheus scrapes every replica', () => {
       for (let i = 0; i < 5; i++) await modern.callTool({ name: 'ping', arguments: {} });
       await modern.callTool({ name: 'refuse', arguments: {} });
       await modern.callTool({ name: 'refuse', arguments: {} });
+      // Unknown tools are protocol errors, counted, but their made-up names make no series of their own.
+      for (const name of ['made-up-1', 'made-up-2']) await expect(modern.callTool({ name, arguments: {} })).rejects.toThrow(/Unknown tool/);
       await modern.close();
 
       const calls = 'sum(mcp_server_operation_duration_count{mcp_method_name="tools/call"})';
-      await prometheus.waitFor(calls, (result) => result[0]?.value === 11);
+      await prometheus.waitFor(calls, (result) => result[0]?.value === 13);
       const perReplica = await prometheus.query('sum by (instance) (mcp_server_operation_duration_count{mcp_method_name="tools/call"})');
-      expect(Object.fromEntries(perReplica.map((s) => [s.metric.instance, s.value]))).toEqual({ [`127.0.0.1:${portA}`]: 4, [`127.0.0.1:${portB}`]: 7 });
+      expect(Object.fromEntries(perReplica.map((s) => [s.metric.instance, s.value]))).toEqual({ [`127.0.0.1:${portA}`]: 4, [`127.0.0.1:${portB}`]: 9 });
+      const protocolErrors = await prometheus.query('sum by (error_type, gen_ai_tool_name) (mcp_server_operation_duration_count{mcp_method_name="tools/call",error_type="-32602"})');
+      expect(protocolErrors.map((s) => [s.metric.error_type, s.metric.gen_ai_tool_name, s.value])).toEqual([['-32602', undefined, 2]]);
       const failures = await prometheus.query('sum(mcp_server_operation_duration_count{mcp_method_name="tools/call",error_type="tool_error"})');
       expect(failures[0]?.value).toBe(3);
       // A's 2025 session ended (the client's DELETE): its length is measured, on A only.
       const sessions = await prometheus.waitFor('sum by (instance) (mcp_server_session_duration_count)', (result) => result.length > 0);
       expect(Object.fromEntries(sessions.map((s) => [s.metric.instance, s.value]))).toEqual({ [`127.0.0.1:${portA}`]: 1 });
       const byTool = await prometheus.query('sum by (gen_ai_tool_name) (mcp_server_operation_duration_count{mcp_method_name="tools/call"})');
-      expect(Object.fromEntries(byTool.map((s) => [s.metric.gen_ai_tool_name, s.value]))).toEqual({ ping: 8, refuse: 3 });
+      expect(Object.fromEntries(byTool.map((s) => [s.metric.gen_ai_tool_name ?? '(none)', s.value]))).toEqual({ ping: 8, refuse: 3, '(none)': 2 });
     } finally {
       await prometheus.stop();
       await Promise.all([a.server.stop(), b.server.stop()]);

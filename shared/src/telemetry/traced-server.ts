@@ -106,10 +106,22 @@ function parentOf(meta: Record<string, unknown> | undefined, headers: Headers | 
   return ROOT_CONTEXT;
 }
 
+/**
+ * Bounds on what a request puts into a span: a client may send megabytes as a tool name or a URI,
+ * and the batch processor holds up to 2,048 spans. Registered tool names are at most 128 characters.
+ */
+const MAX_NAME = 128;
+const MAX_URI = 1024;
+const MAX_MESSAGE = 200;
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
 /** The span's low-cardinality target (tool or prompt name), per the conventions. */
 function targetOf(method: string, params: Record<string, unknown> | undefined): { attribute: string; name: string } | undefined {
-  const name = params?.name;
-  if (typeof name !== 'string') return undefined;
+  const name = typeof params?.name === 'string' ? clip(params.name, MAX_NAME) : undefined;
+  if (name === undefined) return undefined;
   if (method === 'tools/call') return { attribute: 'gen_ai.tool.name', name };
   if (method === 'prompts/get') return { attribute: 'gen_ai.prompt.name', name };
   return undefined;
@@ -170,7 +182,7 @@ export class TracedServer extends Server {
 
     const spanAttributes: Attributes = { ...metricAttributes, 'jsonrpc.request.id': String(request.id) };
     if (ctx.sessionId !== undefined) spanAttributes['mcp.session.id'] = ctx.sessionId;
-    if (method.startsWith('resources/') && typeof params?.uri === 'string') spanAttributes['mcp.resource.uri'] = params.uri;
+    if (method.startsWith('resources/') && typeof params?.uri === 'string') spanAttributes['mcp.resource.uri'] = clip(params.uri, MAX_URI);
 
     const parent = parentOf(ctx.mcpReq._meta as Record<string, unknown> | undefined, ctx.http?.req?.headers);
     const span = trace.getTracer(SCOPE).startSpan(target ? `${method} ${target.name}` : method, { kind: SpanKind.SERVER, attributes: spanAttributes }, parent);
@@ -196,9 +208,12 @@ export class TracedServer extends Server {
       else finish(undefined);
       return result;
     } catch (error) {
+      // A name the request made up (an unknown tool) must not become a metric series: a client
+      // sending endless names would grow every exporter's memory. The span keeps it.
+      if (target) delete metricAttributes[target.attribute];
       const type = errorTypeOf(error);
       if (type !== '_OTHER') span.setAttribute('rpc.response.status_code', type);
-      finish(type, error instanceof Error ? error.message : undefined);
+      finish(type, error instanceof Error ? clip(error.message, MAX_MESSAGE) : undefined);
       throw error;
     }
   }
@@ -234,5 +249,5 @@ function firstText(result: Result): string | undefined {
   const content = (result as { content?: unknown }).content;
   if (!Array.isArray(content)) return undefined;
   const text = (content[0] as { text?: unknown } | undefined)?.text;
-  return typeof text === 'string' ? text.slice(0, 200) : undefined;
+  return typeof text === 'string' ? clip(text, MAX_MESSAGE) : undefined;
 }
