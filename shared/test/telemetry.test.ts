@@ -154,7 +154,7 @@ describe('telemetry: spans per the MCP semantic conventions, exported over OTLP/
       }
     });
 
-    it('without trace context in _meta, the HTTP request\'s traceparent header is the parent; _meta wins over it', async () => {
+    it('without trace context in _meta, the HTTP request\'s traceparent header is the parent; _meta wins over it, the header then a link', async () => {
       const fromHeader = clientTrace();
       const fromMeta = clientTrace();
       const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -172,7 +172,11 @@ describe('telemetry: spans per the MCP semantic conventions, exported over OTLP/
       await second.text();
       const spans = await receiver.waitForSpans((all) => spanIn(all, fromHeader.traceId, 'tools/call ping') !== undefined && spanIn(all, fromMeta.traceId, 'tools/call ping') !== undefined);
       expect(spanIn(spans, fromHeader.traceId, 'tools/call ping')!.parentSpanId).toBe(fromHeader.spanId);
-      expect(spanIn(spans, fromMeta.traceId, 'tools/call ping')!.parentSpanId).toBe(fromMeta.spanId);
+      const metaSpan = spanIn(spans, fromMeta.traceId, 'tools/call ping')!;
+      expect(metaSpan.parentSpanId).toBe(fromMeta.spanId);
+      // The HTTP request's own context, when it differs, is a link (as the conventions ask).
+      expect(metaSpan.links).toEqual([{ traceId: fromHeader.traceId, spanId: fromHeader.spanId }]);
+      expect(spanIn(spans, fromHeader.traceId, 'tools/call ping')!.links).toEqual([]);
       // Exactly one span per request: the header's trace got only the first.
       expect(spans.filter((s) => s.traceId === fromHeader.traceId)).toHaveLength(1);
     });

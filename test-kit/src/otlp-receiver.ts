@@ -21,6 +21,8 @@ export interface ReceivedSpan {
   attributes: Record<string, OtlpValue>;
   /** OTLP's status code: 0 unset, 1 ok, 2 error. */
   status: { code: number; message?: string };
+  /** The spans this one links to (the conventions link an MCP request's span to its HTTP request's context). */
+  links: { traceId: string; spanId: string }[];
   /** The resource's attributes (service.name, ...). */
   resource: Record<string, OtlpValue>;
   scope: string;
@@ -68,7 +70,16 @@ interface ExportTraceRequest {
     resource?: { attributes?: JsonKeyValue[] };
     scopeSpans?: {
       scope?: { name?: string };
-      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: JsonKeyValue[]; status?: { code?: number; message?: string } }[];
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind?: number;
+        attributes?: JsonKeyValue[];
+        status?: { code?: number; message?: string };
+        links?: { traceId: string; spanId: string }[];
+      }[];
     }[];
   }[];
 }
@@ -87,6 +98,7 @@ function decodeSpans(body: ExportTraceRequest): ReceivedSpan[] {
           kind: span.kind ?? 0,
           attributes: attributesOf(span.attributes),
           status: { code: span.status?.code ?? 0, ...(span.status?.message ? { message: span.status.message } : {}) },
+          links: (span.links ?? []).map((link) => ({ traceId: link.traceId, spanId: link.spanId })),
           resource,
           scope: scopeSpans.scope?.name ?? '',
         });

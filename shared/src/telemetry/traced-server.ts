@@ -16,7 +16,9 @@ import {
   trace,
   type Attributes,
   type Context,
+  isSpanContextValid,
   type Histogram,
+  type Link,
   type TextMapGetter,
 } from '@opentelemetry/api';
 import {
@@ -100,10 +102,15 @@ const HEADERS_GETTER: TextMapGetter<Headers> = {
  * The parent of a request's span: the trace context the client put in `params._meta` (SEP-414),
  * else that of the HTTP request that carried it, else none (a new trace).
  */
-function parentOf(meta: Record<string, unknown> | undefined, headers: Headers | undefined): Context {
-  if (meta && typeof meta.traceparent === 'string') return propagation.extract(ROOT_CONTEXT, meta, META_GETTER);
-  if (headers?.has('traceparent')) return propagation.extract(ROOT_CONTEXT, headers, HEADERS_GETTER);
-  return ROOT_CONTEXT;
+function parentOf(meta: Record<string, unknown> | undefined, headers: Headers | undefined): { parent: Context; links: Link[] } {
+  const transport = headers?.has('traceparent') ? trace.getSpanContext(propagation.extract(ROOT_CONTEXT, headers, HEADERS_GETTER)) : undefined;
+  if (meta && typeof meta.traceparent === 'string') {
+    // The conventions: the MCP context is the parent, the transport's (one HTTP request may carry
+    // several MCP messages, or one message several requests) a link.
+    return { parent: propagation.extract(ROOT_CONTEXT, meta, META_GETTER), links: transport && isSpanContextValid(transport) ? [{ context: transport }] : [] };
+  }
+  if (headers?.has('traceparent')) return { parent: propagation.extract(ROOT_CONTEXT, headers, HEADERS_GETTER), links: [] };
+  return { parent: ROOT_CONTEXT, links: [] };
 }
 
 /**
@@ -184,8 +191,8 @@ export class TracedServer extends Server {
     if (ctx.sessionId !== undefined) spanAttributes['mcp.session.id'] = ctx.sessionId;
     if (method.startsWith('resources/') && typeof params?.uri === 'string') spanAttributes['mcp.resource.uri'] = clip(params.uri, MAX_URI);
 
-    const parent = parentOf(ctx.mcpReq._meta as Record<string, unknown> | undefined, ctx.http?.req?.headers);
-    const span = trace.getTracer(SCOPE).startSpan(target ? `${method} ${target.name}` : method, { kind: SpanKind.SERVER, attributes: spanAttributes }, parent);
+    const { parent, links } = parentOf(ctx.mcpReq._meta as Record<string, unknown> | undefined, ctx.http?.req?.headers);
+    const span = trace.getTracer(SCOPE).startSpan(target ? `${method} ${target.name}` : method, { kind: SpanKind.SERVER, attributes: spanAttributes, links }, parent);
     const started = performance.now();
     const finish = (errorType: string | undefined, message?: string): void => {
       // An initialize negotiates the version while it runs.
