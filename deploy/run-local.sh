@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts N replicas of a built suite server behind haproxy on this machine, sharing Redis and one
 # requestState key:   deploy/run-local.sh sqlite 3 8080 -- --allow-write /path/to/app.db
-# The replicas listen on 127.0.0.1:18000.. and the load balancer on 127.0.0.1:PORT (/mcp).
+# The replicas listen on 127.0.0.1:18000.. and the load balancer on 127.0.0.1:PORT (/mcp); with METRICS=1
+# each replica also serves Prometheus /metrics on 127.0.0.1:19000+N (--metrics-port).
 # Needs: haproxy (apt-get install haproxy), Redis (MCP_REDIS_URL, default redis://127.0.0.1:6379).
 set -euo pipefail
 server=${1:?server name, e.g. sqlite}; count=${2:-2}; port=${3:-8080}; shift 3 || true
@@ -16,7 +17,9 @@ head -c 48 /dev/urandom | base64 >"$work/state.key"
 servers=""
 for i in $(seq 1 "$count"); do
   p=$((18000 + i))
-  MCP_REDIS_URL=${MCP_REDIS_URL:-redis://127.0.0.1:6379} node "$bin" "$@" --http --port "$p" \
+  metrics=()
+  [ "${METRICS:-}" = 1 ] && metrics=(--metrics-port $((19000 + i)))
+  MCP_REDIS_URL=${MCP_REDIS_URL:-redis://127.0.0.1:6379} node "$bin" "$@" --http --port "$p" "${metrics[@]}" \
     --request-state-key-file "$work/state.key" --redis-prefix "suite:$server:" --allowed-host "127.0.0.1:$port" &
   servers+="    server r$i 127.0.0.1:$p check"$'\n'
 done

@@ -11,6 +11,8 @@ import { terminateAllProcesses } from '../process/process.js';
 import type { ToolSelection, ToolsetInfo } from '../server/toolsets.js';
 import { serveHttp, serveStdio, type Authenticator, type HttpRoute, type RunningTransport, type SessionFactory } from '../transports/serve.js';
 import { MemorySecretStore, SecretSealer, type SecretStore } from '../auth/secret-store.js';
+import { telemetryPlan, type RunningTelemetry } from '../telemetry/plan.js';
+import { startTelemetry } from '../telemetry/setup.js';
 import type { ProtectedResource } from '../auth/protected-resource.js';
 
 export { UsageError };
@@ -142,6 +144,11 @@ const COMMON_FLAGS = {
     description: 'Seal 2026-07-28 multi-round-trip state with the key in this file, at least 32 bytes (or set MCP_REQUEST_STATE_KEY; default: a random key per process).',
   },
   'log-level': { type: 'string', valueName: 'LEVEL', description: `Stderr log level: ${LOG_LEVELS.join(', ')} (default warning).` },
+  'metrics-port': {
+    type: 'string',
+    valueName: 'N',
+    description: 'Serve Prometheus metrics at http://HOST:N/metrics for this process (HOST: --host with --http, else 127.0.0.1). Traces and OTLP metrics follow the OTEL_* variables.',
+  },
 } as const satisfies Record<string, FlagSpec>;
 
 
@@ -291,6 +298,7 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   /** With --redis-url: how to keep users' secrets in Redis (loaded with the other Redis modules). */
   let redisSecrets: ((namespace: string, sealer: SecretSealer) => SecretStore) | undefined;
   let prepared: PreparedServer | undefined;
+  let telemetry: RunningTelemetry | undefined;
   let stopping = false;
   async function shutdown(reason: string): Promise<void> {
     if (stopping) return;
@@ -301,6 +309,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     await running?.close().catch(() => undefined);
     await prepared?.close?.().catch(() => undefined);
     await relay?.close().catch(() => undefined);
+    // The spans of the last calls go out before the process does.
+    await telemetry?.shutdown().catch(() => undefined);
     // Children the server's own close did not stop (a git call in flight) go now, and are reaped
     // before we exit rather than left to init.
     await terminateAllProcesses(300);
@@ -328,6 +338,10 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const maxMessageBytes = integerFlag(maxMessageFlag, 'max-message-bytes', DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: MAX_MESSAGE_BYTES_CEILING });
     const maxSessions = integerFlag(values['max-sessions'] as string | undefined, 'max-sessions', 100, { min: 1, max: 100_000 });
     const maxListenStreams = integerFlag(values['max-listen-streams'] as string | undefined, 'max-listen-streams', maxSessions, { min: 1, max: 100_000 });
+    const metricsPortFlag = values['metrics-port'] as string | undefined;
+    const metricsPort = metricsPortFlag === undefined ? undefined : integerFlag(metricsPortFlag, 'metrics-port', 0, { min: 0, max: 65535 });
+    const plan = telemetryPlan(process.env, { ...(metricsPort !== undefined ? { port: metricsPort } : {}), ...(http && values.host !== undefined ? { host: values.host as string } : {}) });
+    telemetry = await startTelemetry(plan, { name: spec.bin, version: spec.version }, log);
     const selection = parseSelection(spec, values);
     const stateKey = await requestStateKey(values['request-state-key-file'] as string | undefined);
     configureRequestState(stateKey);

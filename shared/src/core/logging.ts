@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
 import { processSecrets, type SecretScope } from './secrets.js';
 
 /** MCP log levels, in increasing severity (RFC 5424 names, as the spec uses them). */
@@ -102,10 +103,24 @@ export class Logger {
    */
   private(level: LogLevel, message: string, data?: Record<string, unknown>): void {
     if (severity(level) >= severity(Logger.stderrLevel)) {
+      data = withTraceIds(data);
       const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : '';
       process.stderr.write(this.secrets.redact(`[${this.name}] ${level}: ${message}${suffix}\n`));
     }
   }
+}
+
+/**
+ * A line written inside a request's span carries its ids, so that an operator goes from a trace to
+ * its log lines and back. Outside a span (or with telemetry off, where no span is ever current) the
+ * data is left as it is.
+ */
+function withTraceIds(data: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const span = trace.getActiveSpan();
+  if (!span) return data;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  if (!span.isRecording() && traceFlags === 0) return data;
+  return { ...data, trace_id: traceId, span_id: spanId };
 }
 
 function safeJson(value: unknown): string {

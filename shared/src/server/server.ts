@@ -39,6 +39,7 @@ import { RootsManager, type RootsSnapshot } from '../files/roots.js';
 import { SecretScope, processSecrets } from '../core/secrets.js';
 import type { ChangeHub, ChangeSetup } from '../changes/subscriptions.js';
 import { TemplateMatcher } from './uri-templates.js';
+import { TracedServer } from '../telemetry/traced-server.js';
 import type { AnyToolDefinition, ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
 
@@ -371,7 +372,7 @@ export class SuiteServer {
     // Toolsets enabled by a tool call do not outlive a 2026-07-28 request: that era gets the
     // configured selection instead, without the meta-tools.
     if (era === 'modern' && this.gate.endDynamicMode()) for (const name of DYNAMIC_META_TOOLS) this.registered.delete(name);
-    const sdk = new Server(
+    const sdk = new TracedServer(
       { name: this.options.name, version: this.options.version, ...(this.options.title ? { title: this.options.title } : {}) },
       {
         capabilities: this.capabilities(),
@@ -382,6 +383,7 @@ export class SuiteServer {
         inputRequired: { legacyShim: false },
         ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       },
+      this.session.transport,
     );
     this.sdk = sdk;
     installHandlers(sdk, this.handlerHost());

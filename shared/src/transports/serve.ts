@@ -38,7 +38,7 @@ export type Authenticator = (bearerToken: string | undefined) => AuthInfo | null
  */
 export interface HttpRoute {
   method: 'GET' | 'POST';
-  /** The exact path, e.g. /oauth/callback/github; never /mcp, /sse, /messages or /healthz. */
+  /** The exact path, e.g. /oauth/callback/github; never /mcp, /sse, /messages, /healthz or /readyz. */
   path: string;
   handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void>;
 }
@@ -218,7 +218,7 @@ type HttpSession = { server: SuiteServer; lastSeen: number; tokenDigest: Buffer 
 );
 
 
-const RESERVED_PATHS = new Set(['/mcp', '/sse', '/messages', '/healthz']);
+const RESERVED_PATHS = new Set(['/mcp', '/sse', '/messages', '/healthz', '/readyz']);
 
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -512,6 +512,14 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     // replica answers, so it needs no Host, Origin or token.
     if (req.method === 'GET' && req.url === '/healthz') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end('{"status":"ok"}');
+      return;
+    }
+    // Whether a load balancer should send this replica new work: not while it drains (shutting
+    // down), nor while the Redis its sessions live in is out of reach.
+    if (req.method === 'GET' && req.url === '/readyz') {
+      const why = shuttingDown ? 'draining' : replicas && !replicas.link.ready ? 'redis unreachable' : undefined;
+      res.writeHead(why ? 503 : 200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+      res.end(JSON.stringify(why ? { status: 'unavailable', reason: why } : { status: 'ok' }));
       return;
     }
     if (!hostAllowed(req.headers.host)) return reject(res, 403, 'Forbidden: Host header not allowed.');
