@@ -40,10 +40,16 @@ const SEARCH_RUNS = args.has('--quick') ? 3 : 9;
  * that is what these figures compare.
  */
 const SEARCH_WARMUP = 3;
+/** search_content's target against ripgrep (issue 35). */
+const SEARCH_TARGET = 1.1;
+/** The listings' target against the official server: at least this many times faster in every run (issue 35). */
+const LIST_TARGET = 2;
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 const ONLY_SEARCH = ONLY === 'search';
 /** `--only startup`: start-up on the fixture and on a tree of BIG_TREE_FILES files, with the idle CPU after it. */
 const ONLY_STARTUP = ONLY === 'startup';
+/** `--only list`: the listings of the 10,000-entry directory against the official server, with every run's ratio. */
+const ONLY_LIST = ONLY === 'list';
 /** The large tree of the start-up comparison: what a home directory holds, where people start the server. */
 const BIG_TREE_DIRS = 200;
 const BIG_TREE_FILES_PER_DIR = 600; // 120,000 files
@@ -222,7 +228,7 @@ async function workload(root, fixture) {
       }
     }
     for (const name of servers) {
-      results[name][key] = { ms: median(times[name]), bytes: last[name] ? resultBytes(last[name]) : undefined };
+      results[name][key] = { ms: median(times[name]), runs: times[name], bytes: last[name] ? resultBytes(last[name]) : undefined };
       log(`  ${key}: ${name} ${results[name][key].ms.toFixed(1)} ms`);
     }
   };
@@ -237,6 +243,8 @@ async function workload(root, fixture) {
     await operation('search_files', both, (c) => call(c, 'search_files', searchArgs));
     await operation('directory_tree', both, (c) => call(c, 'directory_tree', { path: fixture.tree, excludePatterns: ['node_modules'] }));
     await operation('directory_tree full', both, (c) => call(c, 'directory_tree', { path: fixture.tree, excludePatterns: ['node_modules'], maxEntries: 100_000 }));
+    await operation('list_directory', both, (c) => call(c, 'list_directory', { path: fixture.flat }));
+    await operation('list_directory full', both, (c) => call(c, 'list_directory', { path: fixture.flat, maxEntries: 100_000 }));
     await operation('list_directory_with_sizes', both, (c) => call(c, 'list_directory_with_sizes', { path: fixture.flat }));
     await operation('list_directory_with_sizes full', both, (c) => call(c, 'list_directory_with_sizes', { path: fixture.flat, maxEntries: 100_000 }));
     await operation('head 200 MB', both, (c) => call(c, 'read_text_file', { path: fixture.big, head: 10 }));
@@ -361,8 +369,49 @@ function printSearchComparison(search, loadBefore) {
   printSearchTable(
     `search_content against ripgrep (\`rg -l --no-ignore --hidden\`) on ${search.what}: ${search.files} files, ${(search.bytes / 1048576).toFixed(0)} MiB (medians of ${SEARCH_RUNS}; CPU: every thread of the server, ripgrep's mean; load average ${loadBefore} before, ${loadAverage()} after)`,
     search.rows,
-    { extra },
+    { extra, target: SEARCH_TARGET },
   );
+}
+
+const LIST_KEYS = ['list_directory', 'list_directory full', 'list_directory_with_sizes', 'list_directory_with_sizes full'];
+
+/** The listings run by run (the servers alternate within a run): the target is met only if every run's ratio meets it. */
+function printListRuns(ours, official) {
+  console.log(`\nListings, run by run (official / ours; target ≥ ${LIST_TARGET}x in every run):`);
+  for (const key of LIST_KEYS) {
+    const ratios = ours[key].runs.map((ms, i) => official[key].runs[i] / ms);
+    const worst = Math.min(...ratios);
+    console.log(`- ${key}: ${ratios.map((r) => `${r.toFixed(2)}x`).join(', ')}; worst ${worst.toFixed(2)}x (${worst >= LIST_TARGET ? 'met' : 'not met'})`);
+  }
+}
+
+/** Only the listings (a flat directory of FLAT_FILES entries), ours against the official server. */
+async function listComparison(base, loadBefore) {
+  const flat = path.join(base, 'flat');
+  await mkdir(flat);
+  await inBatches(Array.from({ length: FLAT_FILES }, (_, f) => f), 256, (f) => writeFile(path.join(flat, `entry-${String(f).padStart(5, '0')}.dat`), 'x'.repeat(f % 997)));
+  const clients = { ours: await connectStdio(process.execPath, [OURS, base], { env: { SUITE_LOG_LEVEL: 'emergency' } }), official: await connectStdio(process.execPath, [OFFICIAL, base], { env: { SUITE_LOG_LEVEL: 'emergency' } }) };
+  const results = { ours: {}, official: {} };
+  const runs = SEARCH_RUNS;
+  try {
+    for (const key of LIST_KEYS) {
+      const tool = key.startsWith('list_directory_with_sizes') ? 'list_directory_with_sizes' : 'list_directory';
+      const args = { path: flat, ...(key.endsWith('full') ? { maxEntries: 100_000 } : {}) };
+      const times = { ours: [], official: [] };
+      for (let run = -1; run < runs; run++) {
+        for (const name of ['ours', 'official']) {
+          const started = performance.now();
+          await call(clients[name].client, tool, args);
+          if (run >= 0) times[name].push(performance.now() - started);
+        }
+      }
+      for (const name of ['ours', 'official']) results[name][key] = { ms: median(times[name]), runs: times[name] };
+    }
+  } finally {
+    for (const { close } of Object.values(clients)) await close();
+  }
+  printTable(`Listings of ${FLAT_FILES} entries (median of ${runs}; ratio > 1 means ours is faster; load average ${loadBefore} before, ${loadAverage()} after)`, ['ours', 'official'], LIST_KEYS.map((key) => ({ name: key, ours: results.ours[key].ms, theirs: results.official[key].ms, unit: 'ms' })));
+  printListRuns(results.ours, results.official);
 }
 
 async function main() {
@@ -373,6 +422,14 @@ async function main() {
   if (ONLY_SEARCH) {
     try {
       printSearchComparison(await searchComparison(base), loadBefore);
+    } finally {
+      await cleanup();
+    }
+    return;
+  }
+  if (ONLY_LIST) {
+    try {
+      await listComparison(base, loadBefore);
     } finally {
       await cleanup();
     }
@@ -406,12 +463,15 @@ async function main() {
       ["search_files '**/file-42.*' (25k files, node_modules excluded)", 'search_files'],
       ['directory_tree (25k files, defaults)', 'directory_tree'],
       ['directory_tree (25k files, maxEntries 100000)', 'directory_tree full'],
+      ['list_directory (10k entries, defaults)', 'list_directory'],
+      ['list_directory (10k entries, maxEntries 100000)', 'list_directory full'],
       ['list_directory_with_sizes (10k entries, defaults)', 'list_directory_with_sizes'],
       ['list_directory_with_sizes (10k entries, maxEntries 100000)', 'list_directory_with_sizes full'],
       ['read_text_file head=10 of 200 MB', 'head 200 MB'],
       ['read_text_file tail=10 of 200 MB', 'tail 200 MB'],
     ];
     printTable('Times (median; ratio > 1 means ours is faster)', ['ours', 'official'], rows.map(([name, key]) => ({ name, ours: ours[key]?.ms, theirs: official[key]?.ms, unit: 'ms' })));
+    printListRuns(ours, official);
     printTable(
       'Bytes of text returned (last run)',
       ['ours', 'official'],

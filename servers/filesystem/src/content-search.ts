@@ -144,14 +144,17 @@ export class SearchRun {
     return queued < MAX_WORKERS * QUEUE_PER_WORKER;
   }
 
-  /** Searches files (absolute real paths) in a worker; each file stops after `maxMatches` matches. */
-  submit(files: string[], maxMatches: number): Promise<FileSearchOutcome[]> {
+  /**
+   * Searches files in a worker, directory by directory (`names[i]` in `directories[i]`, absolute
+   * real paths); each file stops after `maxMatches` matches. The outcomes come in the same order.
+   */
+  submit(directories: string[], names: string[][], maxMatches: number): Promise<FileSearchOutcome[]> {
     const lane = this.laneFor();
     const batch = this.nextBatch++;
     const promise = new Promise<FileSearchOutcome[]>((resolve, reject) => lane.pending.set(batch, { resolve, reject }));
     const settle = (): void => void this.settled.add(promise);
     promise.then(settle, settle);
-    this.send(lane, { type: 'files', job: this.job, batch, files, maxMatches });
+    this.send(lane, { type: 'files', job: this.job, batch, directories, names, maxMatches });
     return promise;
   }
 

@@ -84,12 +84,21 @@ export function clipLine(text: string, test: RegExp): string {
   return `${start > 0 ? '…' : ''}${text.slice(start, start + MAX_SHOWN_LINE)}${start + MAX_SHOWN_LINE < text.length ? '…' : ''}`;
 }
 
+/** Outcomes without matches, one object each (they are only read): most files of a search end in one of them. */
+const NO_MATCHES: FileSearchOutcome = Object.freeze({ kind: 'searched', matches: Object.freeze([]) as unknown as LineMatch[] });
+const BINARY: FileSearchOutcome = Object.freeze({ kind: 'binary' });
+const TOO_LARGE: FileSearchOutcome = Object.freeze({ kind: 'too-large' });
+const UNREADABLE: FileSearchOutcome = Object.freeze({ kind: 'unreadable' });
+const STOPPED: FileSearchOutcome = Object.freeze({ kind: 'stopped' });
+
 /**
- * Opens (checked against the roots by `opener`), then searches one file. `maxMatches`: stop after
- * this many matches in it. `stop` is asked once per chunk; true ends the file as 'stopped'.
+ * Opens the file `name` of `directory` (checked against the roots by `opener`), then searches it.
+ * `maxMatches`: stop after this many matches in it. `stop` is asked once per chunk; true ends the
+ * file as 'stopped'.
  */
 export function searchFileSync(
-  file: string,
+  directory: string,
+  name: string,
   opener: CheckedOpener,
   query: ContentQuery,
   compiled: CompiledContentQuery,
@@ -98,9 +107,9 @@ export function searchFileSync(
 ): FileSearchOutcome {
   let fd: number;
   try {
-    fd = opener.open(file);
+    fd = opener.openIn(directory, name);
   } catch {
-    return { kind: 'unreadable' };
+    return UNREADABLE;
   }
   try {
     // The first chunk is read before the size is asked: a file that fits in it (nearly every
@@ -112,21 +121,21 @@ export function searchFileSync(
     let size = got;
     if (got === CHUNK_BYTES || got === 0) {
       const stat = fstatSync(fd);
-      if (!stat.isFile()) return { kind: 'unreadable' };
+      if (!stat.isFile()) return UNREADABLE;
       size = stat.size;
     }
-    if (size > query.maxFileBytes) return { kind: 'too-large' };
+    if (size > query.maxFileBytes) return TOO_LARGE;
     // Read whole (nearly every file of a source tree) without the text every matching line holds:
     // no line matches, which is all the search below would find out, at a cost per file.
     if (compiled.finder && got > 0 && got < CHUNK_BYTES) {
-      if (stop()) return { kind: 'stopped' };
+      if (stop()) return STOPPED;
       const whole = first.subarray(0, got);
-      if (whole.includes(0)) return { kind: 'binary' };
-      if (!compiled.finder.occursIn(whole)) return { kind: 'searched', matches: [] };
+      if (whole.includes(0)) return BINARY;
+      if (!compiled.finder.occursIn(whole)) return NO_MATCHES;
     }
     return searchOpenFile(fd, size, got, query.contextLines, compiled, maxMatches, stop);
   } catch {
-    return { kind: 'unreadable' };
+    return UNREADABLE;
   } finally {
     closeSync(fd);
   }
@@ -241,12 +250,12 @@ function searchOpenFile(fd: number, size: number, firstRead: number, contextLine
   };
 
   for (;;) {
-    if (stop()) return { kind: 'stopped' };
+    if (stop()) return STOPPED;
     const bytesRead = preRead ?? readSync(fd, chunk, 0, chunk.length, position);
     preRead = undefined;
     const read = chunk.subarray(0, bytesRead);
     // Every chunk, not only the first: text followed by gigabytes of zeros (a sparse file) is binary at its first zero chunk.
-    if (read.includes(0)) return { kind: 'binary' };
+    if (read.includes(0)) return BINARY;
     position += bytesRead;
     const data = carry ? Buffer.concat([carry, read]) : read;
     carry = undefined;

@@ -117,10 +117,19 @@ export class CheckedOpener {
   /** Opens `real` (an absolute real path) for reading; throws as `openCheckedFdSync` does. The caller closes the descriptor. */
   open(real: string): number {
     const directory = CheckedOpener.directoryOf(real);
-    const name = real.slice(directory.length + 1);
-    if (directory === '' || name === '' || name === '.' || name === '..' || procFdDirectory() === null) return openCheckedFdSync(real, this.inside);
+    return this.openIn(directory, real.slice(directory.length + 1), real);
+  }
+
+  /**
+   * `open` of the file `name` of `directory` (an absolute real path), for a caller that has them
+   * apart: a walk's files come as a directory and its names. `real`: the two joined, when at hand.
+   */
+  openIn(directory: string, name: string, real?: string): number {
+    if (directory === '' || name === '' || name === '.' || name === '..' || name.includes(path.sep) || procFdDirectory() === null) {
+      return openCheckedFdSync(real ?? joined(directory, name), this.inside);
+    }
     if (directory !== this.directory) this.enter(directory);
-    return this.prefix === undefined ? openCheckedFdSync(real, this.inside) : openNoFollow(this.prefix + name);
+    return this.prefix === undefined ? openCheckedFdSync(real ?? joined(directory, name), this.inside) : openNoFollow(this.prefix + name);
   }
 
   /**
@@ -153,6 +162,11 @@ export class CheckedOpener {
     const actual = realPathOf(this.directoryFd);
     if (actual !== undefined && this.inside(actual)) this.prefix = `${procFdDirectory()}${this.directoryFd}/`;
   }
+}
+
+/** A directory's path and a name in it, as one path. */
+function joined(directory: string, name: string): string {
+  return directory.endsWith(path.sep) ? directory + name : directory + path.sep + name;
 }
 
 /** True when a real path lies inside one of the roots (PathGuard.contains, for a thread that has only the roots). */

@@ -9,8 +9,12 @@ import type { ContentQuery, FileSearchOutcome, LineMatch } from './file-search.j
 export type ToSearchWorker =
   /** A new search: what to look for, the roots every file must lie in, and the flag that stops it (non-zero: stop). */
   | { type: 'job'; job: number; query: ContentQuery; roots: string[]; stop: SharedArrayBuffer }
-  /** Files to search, in order; `maxMatches` caps each file's matches. */
-  | { type: 'files'; job: number; batch: number; files: string[]; maxMatches: number }
+  /**
+   * Files to search, in order, directory by directory: `names[i]` are files of `directories[i]` (an
+   * absolute real path), so a path is sent once per directory rather than once per file; `maxMatches`
+   * caps each file's matches.
+   */
+  | { type: 'files'; job: number; batch: number; directories: string[]; names: string[][]; maxMatches: number }
   /** The search is over: forget it. */
   | { type: 'end'; job: number };
 
@@ -36,8 +40,11 @@ export function encodeOutcomes(outcomes: readonly FileSearchOutcome[]): Outcomes
   return { kinds, matches };
 }
 
+/** One shared object per kind (outcomes are only read): a batch of files allocates nothing per file without matches. */
+const SHARED: readonly FileSearchOutcome[] = KINDS.map((kind) => Object.freeze(kind === 'searched' ? { kind, matches: Object.freeze([]) as unknown as LineMatch[] } : { kind }) as FileSearchOutcome);
+
 export function decodeOutcomes(encoded: Outcomes): FileSearchOutcome[] {
-  const out: FileSearchOutcome[] = Array.from(encoded.kinds, (k) => (KINDS[k] === 'searched' ? { kind: 'searched', matches: [] } : { kind: KINDS[k] as Exclude<(typeof KINDS)[number], 'searched'> }));
+  const out: FileSearchOutcome[] = Array.from(encoded.kinds, (k) => SHARED[k] as FileSearchOutcome);
   for (const [i, matches] of encoded.matches) out[i] = { kind: 'searched', matches };
   return out;
 }

@@ -225,4 +225,31 @@ describe('read-side security regressions', () => {
       opener.close();
     }
   });
+
+  it('opens a name given apart from its directory only as a name: one holding a separator is checked file by file', async () => {
+    const opener = new CheckedOpener(insideRoots([h.dir]));
+    const dir = path.join(h.dir, 'by-name');
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'a.txt'), 'inside a\n');
+    // A directory of the checked one that is a link out of the roots: through the checked
+    // directory's descriptor, "out/secret.txt" would follow it; it is opened as a path and checked.
+    await symlink(h.outside, path.join(dir, 'out'));
+    try {
+      const fd = opener.openIn(dir, 'a.txt');
+      expect(readFileSync(fd, 'utf8')).toBe('inside a\n');
+      closeSync(fd);
+      for (const name of ['out/secret.txt', '../by-name/out/secret.txt', 'out']) {
+        expect(() => opener.openIn(dir, name), name).toThrow(OutsideError);
+      }
+      // Names that are no file's: whatever they open is checked where it really is (here, directories inside).
+      for (const name of ['..', '.', '']) {
+        const opened = opener.openIn(dir, name);
+        expect(() => readFileSync(opened, 'utf8'), name).toThrow(/EISDIR/);
+        closeSync(opened);
+      }
+      expect(opener.stillInside()).toBe(true);
+    } finally {
+      opener.close();
+    }
+  });
 });

@@ -53,7 +53,8 @@ export function lockName(fileName: string): string {
 
 /** True for every name in the patterns above, and only for those. */
 export function isSuiteTempName(name: string): boolean {
-  return TEMP_NAME.test(name) || LOCK_NAME.test(name);
+  // Asked of every entry of every listing and walk: most names are ruled out by their first character.
+  return name.charCodeAt(0) === 0x2e && name.startsWith('.suite-') && (TEMP_NAME.test(name) || LOCK_NAME.test(name));
 }
 
 /**

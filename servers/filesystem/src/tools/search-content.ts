@@ -9,6 +9,7 @@ import { includeExcludeMatcher } from '../globs.js';
 import { withPathErrors } from '../fs-errors.js';
 import { readBudget } from '../read-budget.js';
 import { MAX_PATTERN_LENGTH, compileGlob } from '../search-patterns.js';
+import { CheckedOpener } from '../open-checked.js';
 import { formatSize } from '../sizes.js';
 import { rootContaining, walkBatches } from '../walk.js';
 
@@ -40,9 +41,26 @@ function checkQuery(pattern: string, literal: boolean, caseSensitive: boolean): 
   }
 }
 
-interface Queued {
-  path: string;
-  relative: string;
+/** A batch for the workers: files directory by directory, and each file's path for the answer. */
+interface Batch {
+  directories: string[];
+  names: string[][];
+  /** Each file's path relative to the directory searched, in the order sent. */
+  relatives: string[];
+}
+
+function newBatch(): Batch {
+  return { directories: [], names: [], relatives: [] };
+}
+
+function addFile(batch: Batch, directory: string, name: string, relative: string): void {
+  const last = batch.directories.length - 1;
+  if (last >= 0 && batch.directories[last] === directory) (batch.names[last] as string[]).push(name);
+  else {
+    batch.directories.push(directory);
+    batch.names.push([name]);
+  }
+  batch.relatives.push(relative);
 }
 
 const searchContentDescription =
@@ -136,15 +154,15 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
       // Files are searched by worker threads, in batches, while this thread walks the tree. Their
       // outcomes are taken in walk order, so the answer is that of a search of one file after another.
       const run = new SearchRun(query, guard.directories, budget);
-      const queue: { entries: Queued[]; outcomes: Promise<FileSearchOutcome[]> }[] = [];
-      let batch: Queued[] = [];
+      const queue: { batch: Batch; outcomes: Promise<FileSearchOutcome[]> }[] = [];
+      let batch = newBatch();
       let batchFiles = FIRST_BATCH_FILES;
       // The cap is reached: a file after that means there may be more matches.
       let full = false;
       const send = (): void => {
-        if (batch.length === 0) return;
-        queue.push({ entries: batch, outcomes: run.submit(batch.map((e) => e.path), maxMatches()) });
-        batch = [];
+        if (batch.relatives.length === 0) return;
+        queue.push({ batch, outcomes: run.submit(batch.directories, batch.names, maxMatches()) });
+        batch = newBatch();
         batchFiles = Math.min(BATCH_FILES, batchFiles * 2);
       };
       /** Records the oldest batch's outcomes, in order. */
@@ -157,22 +175,27 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
             truncated = true;
             return;
           }
-          const entry = oldest.entries[i] as Queued;
+          const relative = oldest.batch.relatives[i] as string;
+          // Searched again alone: the file's directory and name, found from the batch's groups.
+          const again = async (): Promise<FileSearchOutcome> => {
+            const [directory, name] = fileAt(oldest.batch, i);
+            return (await run.wait(run.submit([directory], [[name]], maxMatches())))[0] as FileSearchOutcome;
+          };
           let outcome = outcomes[i] as FileSearchOutcome;
           // Sent before the matches of earlier files were known, the file was searched for more
           // matches than it may now show, and with context lines the last ones shown would take
           // their after-context from further on than a search that stopped sooner: search it again, capped right.
           if (outcome.kind === 'searched' && args.contextLines > 0 && outcome.matches.length > maxMatches()) {
-            outcome = (await run.wait(run.submit([entry.path], maxMatches())))[0] as FileSearchOutcome;
+            outcome = await again();
           }
           if (outcome.kind === 'stopped') {
             // Told to stop: out of time (or cancelled), which this reports...
             budget.check();
             // ...or left out by a batch already full, which cannot happen before the answer is:
             // should it, the file is searched now rather than lost.
-            outcome = (await run.wait(run.submit([entry.path], maxMatches())))[0] as FileSearchOutcome;
+            outcome = await again();
           }
-          record(entry.relative, outcome);
+          record(relative, outcome);
           if (found.length >= args.maxResults) {
             full = true;
             run.stop();
@@ -183,7 +206,8 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
 
       try {
         if (stat.isFile()) {
-          batch.push({ path: real, relative: args.path });
+          const directory = CheckedOpener.directoryOf(real);
+          addFile(batch, directory, real.slice(directory.length + 1), args.path);
         } else if (stat.isDirectory()) {
           const gitignoreRoot = rootContaining(guard.directories, real);
           walk: for await (const dir of walkBatches(real, {
@@ -199,8 +223,8 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
                 truncated = true;
                 break walk;
               }
-              batch.push({ path: entry.path, relative: entry.relative });
-              if (batch.length >= batchFiles) send();
+              addFile(batch, dir.directory, entry.name, entry.relative);
+              if (batch.relatives.length >= batchFiles) send();
               while (!run.canTakeMore) await takeOldest();
             }
             // While the workers have little to do, a directory's few files go out at once.
@@ -223,6 +247,17 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
       return { text, structured: { path: args.path, matches: found, ...counts, truncated } };
     },
   });
+}
+
+/** The directory and name of a batch's i-th file. */
+function fileAt(batch: Batch, i: number): [string, string] {
+  let k = i;
+  for (let d = 0; d < batch.names.length; d++) {
+    const names = batch.names[d] as string[];
+    if (k < names.length) return [batch.directories[d] as string, names[k] as string];
+    k -= names.length;
+  }
+  throw new Error('no such file in the batch');
 }
 
 function formatMatches(

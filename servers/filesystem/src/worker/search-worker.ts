@@ -23,6 +23,8 @@ interface Job {
 }
 
 const jobs = new Map<number, Job>();
+const STOPPED: FileSearchOutcome = Object.freeze({ kind: 'stopped' });
+const UNREADABLE: FileSearchOutcome = Object.freeze({ kind: 'unreadable' });
 
 function post(message: FromSearchWorker): void {
   port!.postMessage(message);
@@ -47,22 +49,17 @@ port.on('message', (message: ToSearchWorker) => {
     // The batch's files come one after another in walk order: once they hold maxMatches matches,
     // the files after them cannot be shown (the answer is full before them), so they are not searched.
     let left = message.maxMatches;
-    // The files read through one directory, outcomes[from, …): dropped if that directory left the roots meanwhile.
-    let from = 0;
-    const confirm = (): void => {
-      if (job.opener.stillInside()) return;
-      for (let i = from; i < outcomes.length; i++) if ((outcomes[i] as FileSearchOutcome).kind !== 'stopped') outcomes[i] = { kind: 'unreadable' };
-    };
-    for (const [i, file] of message.files.entries()) {
-      if (i > 0 && CheckedOpener.directoryOf(file) !== CheckedOpener.directoryOf(message.files[i - 1] as string)) {
-        confirm();
-        from = i;
+    for (let d = 0; d < message.directories.length; d++) {
+      const directory = message.directories[d] as string;
+      // The files read through this directory, outcomes[from, …): dropped if it left the roots meanwhile.
+      const from = outcomes.length;
+      for (const name of message.names[d] as string[]) {
+        const outcome: FileSearchOutcome = stopped() || left <= 0 ? STOPPED : searchFileSync(directory, name, job.opener, job.query, job.compiled, left, stopped);
+        if (outcome.kind === 'searched') left -= outcome.matches.length;
+        outcomes.push(outcome);
       }
-      const outcome: FileSearchOutcome = stopped() || left <= 0 ? { kind: 'stopped' } : searchFileSync(file, job.opener, job.query, job.compiled, left, stopped);
-      if (outcome.kind === 'searched') left -= outcome.matches.length;
-      outcomes.push(outcome);
+      if (!job.opener.stillInside()) for (let i = from; i < outcomes.length; i++) if ((outcomes[i] as FileSearchOutcome).kind !== 'stopped') outcomes[i] = UNREADABLE;
     }
-    confirm();
     post({ type: 'results', job: message.job, batch: message.batch, outcomes: encodeOutcomes(outcomes) });
   } catch (error) {
     post({ type: 'failed', job: message.job, message: error instanceof Error ? error.message : String(error) });
