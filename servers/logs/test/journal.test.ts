@@ -1,8 +1,13 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir } from '@suite/test-kit';
+import { makeTempDir, waitUntil } from '@suite/test-kit';
+import { bridgeToApp, startAppServer } from '@suite/test-kit/apps';
+import { HostConnection } from '@suite/shared/app-kit/rpc';
+import { LogViewerController } from '../app/controller.js';
+import { buildServer } from '../src/server.js';
 import { bootId, writeJournal, type JournalTestEntry } from '@suite/test-kit/journal';
-import { TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
+import { connectModernStdio, untilListenUpdate } from '@suite/test-kit/eras';
+import { BIN, TRANSPORTS, fixture, isoAgo, lines, type Fixture } from './helpers.js';
 
 /**
  * The systemd journal as a source, on real journal files: systemd-journal-remote writes them from
@@ -182,6 +187,23 @@ describe.each(TRANSPORTS)('the journal as a source (%s)', (transport) => {
     expect(quiet.structured).toMatchObject({ status: 'unchanged', lines: [] });
   }, 90_000);
 
+  it('the prompts read the journal: analyze-logs over a timeframe, debug-error for the entries holding an error', async () => {
+    const recent: JournalTestEntry[] = [
+      { micros: (Date.now() - 7_200_000) * 1000, boot: BOOT_1, unit: 'b.service', priority: 3, message: 'old failure: disk full' },
+      { micros: (Date.now() - 60_000) * 1000, boot: BOOT_2, unit: 'b.service', priority: 3, message: 'recent failure: disk full' },
+      { micros: (Date.now() - 30_000) * 1000, boot: BOOT_2, unit: 'a.service', priority: 6, message: 'all is well' },
+    ];
+    const { fx } = await journalFixture(transport, recent);
+    const session = await fx.session();
+    const analysis = await session.getPrompt('analyze-logs', { timeframe: '1h', file: 'logs://journal/b.service' });
+    expect(analysis.text).toContain('recent failure: disk full');
+    expect(analysis.text).not.toContain('old failure');
+    expect(analysis.text).not.toContain('all is well');
+    const debug = await session.getPrompt('debug-error', { error: 'DISK FULL', file: 'logs://journal' });
+    expect(debug.text).toMatch(/old failure: disk full[\s\S]*recent failure: disk full/);
+    expect(debug.text).not.toContain('all is well');
+  });
+
   it('hostile input: terminal escapes in a journal field and message are shown as escapes, never sent raw', async () => {
     const ESC = '\u001b';
     const hostile: JournalTestEntry[] = [
@@ -225,5 +247,75 @@ describe('the journal flags', () => {
     const tail = await session.callTool('tail_log', { path: 'logs://journal' });
     expect(tail.isError).toBe(true);
     expect(tail.text).toMatch(/start it with --journal .* or --journal-dir/);
+  });
+});
+
+describe('the journal in the 2026-07-28 era (the built bin over stdio)', () => {
+  it('a listen stream hears new entries of a unit; read_new_lines then gives each exactly once', async () => {
+    const { dir, cleanup } = await makeTempDir('suite-logs-journal-listen-');
+    open.push(cleanup);
+    const file = path.join(dir, 'remote.journal');
+    await writeJournal(file, ENTRIES);
+    const client = await connectModernStdio(BIN, ['--journal-dir', dir]);
+    open.push(() => client.close());
+    const uri = 'logs://journal/b.service';
+    const subscription = await client.listen({ resourceSubscriptions: [uri] });
+    expect(subscription.honoredFilter.resourceSubscriptions).toEqual([uri]);
+    const call = async (cursor?: string): Promise<{ lines: string[]; cursor: string; more: boolean }> => {
+      const result = await client.callTool({ name: 'read_new_lines', arguments: { path: uri, ...(cursor ? { cursor } : {}), maxBytes: 1024 } });
+      return result.structuredContent as { lines: string[]; cursor: string; more: boolean };
+    };
+    let { cursor } = await call();
+    const written: string[] = [];
+    const seen: string[] = [];
+    let t = 300;
+    for (let round = 0; round < 3; round++) {
+      await untilListenUpdate(client, uri, async () => {
+        const boot = round === 2 ? BOOT_3 : BOOT_2;
+        const batch: JournalTestEntry[] = [];
+        for (let i = 0; i < 5; i++) {
+          const message = `listened ${written.length}`;
+          written.push(message);
+          batch.push({ micros: at(t++), boot, unit: 'b.service', priority: 4, message }, { micros: at(t++), boot, unit: 'a.service', priority: 6, message: 'noise' });
+        }
+        await writeJournal(file, batch);
+      });
+      for (let more = true; more; ) {
+        const next = await call(cursor);
+        seen.push(...next.lines.map((l) => (JSON.parse(l) as { message: string }).message));
+        cursor = next.cursor;
+        more = next.more;
+      }
+    }
+    expect(seen).toEqual(written);
+    await subscription.close();
+  }, 90_000);
+});
+
+describe('the log viewer on the journal', () => {
+  it('shows entries with their levels and the journal fields as columns, the histogram, and follows new entries', async () => {
+    const { fx, file } = await journalFixture('in-process');
+    const host = await startAppServer(() => buildServer(fx.config), 'modern');
+    open.push(() => host.close());
+    const { bridge, port } = await bridgeToApp(host.client);
+    const app = new HostConnection(port);
+    const viewer = new LogViewerController(app);
+    const initialized = new Promise<void>((resolve) => (bridge.oninitialized = () => resolve()));
+    await app.initialize({ name: 'viewer-test', version: '1' });
+    await initialized;
+    const args = { path: 'logs://journal', lines: 100 };
+    await bridge.sendToolInput({ arguments: args });
+    await bridge.sendToolResult((await host.client.callTool({ name: 'tail_log', arguments: args })) as never);
+    await waitUntil(() => viewer.state.histogram !== undefined || viewer.state.error !== undefined, { what: 'the histogram' });
+    expect(viewer.state.error).toBeUndefined();
+    expect(viewer.state.lines.map((l) => l.level)).toEqual(['info', 'error', 'notice', 'warning', 'error', 'critical']);
+    expect(viewer.state.columns.slice(0, 4)).toEqual(['_SYSTEMD_UNIT', 'SYSLOG_IDENTIFIER', '_PID', '_BOOT_ID']);
+    expect(viewer.state.lines[1]?.fields).toMatchObject({ _SYSTEMD_UNIT: 'b.service', _BOOT_ID: BOOT_1 });
+    expect(viewer.state.histogram!.buckets.reduce((n, b) => n + b.total, 0)).toBe(6);
+    await viewer.startFollowing();
+    await writeJournal(file, [{ micros: at(500), boot: BOOT_3, unit: 'c.service', priority: 3, message: 'followed in the viewer' }]);
+    await viewer.poll();
+    expect(viewer.state.lines.at(-1)).toMatchObject({ level: 'error', fields: { _SYSTEMD_UNIT: 'c.service' } });
+    expect(viewer.state.lines).toHaveLength(7);
   });
 });

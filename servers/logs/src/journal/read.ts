@@ -1,7 +1,6 @@
 import { countOf } from '@suite/shared';
 import type { LineChunk, RawSource } from '../chunks.js';
 import type { JournalSource, LogsConfig } from '../config.js';
-import { fieldsMatch } from '../fields.js';
 import { DEFAULT_JSON_FIELDS, parserFor, type FormatSpec } from '../formats/parsers.js';
 import type { SearchMatch, SearchQuery } from '../scan-protocol.js';
 import { compileQuery, searchSource } from '../search.js';
@@ -248,8 +247,3 @@ export async function newJournalLines(config: LogsConfig, view: JournalView, cur
   };
 }
 
-/** Whether an entry line passes field filters (for callers that filter lines they already hold). */
-export function journalLineMatches(line: string, filter: EntryFilter): boolean {
-  const head = parser.head(line);
-  return head !== undefined && entryMatches([line], head, filter) && fieldsMatch(head.record, filter.fields);
-}
