@@ -33,7 +33,8 @@ export function listLogs(config: LogsConfig): ToolDefinition<typeof input, typeo
     description:
       'Lists the log files the server can read: *.log, *.jsonl and files named on its command line, with their rotated copies ' +
       '(app.log.1, app.log.2.gz, app.log-20240115) listed after the live file, newest first. Gives each file\'s size, last modification ' +
-      'and recognised format (JSON lines, syslog, Apache/nginx access, logfmt, ISO 8601 text, plain). Start here, then use tail_log, search_logs or log_stats.',
+      'and recognised format (JSON lines, syslog, Apache/nginx access, logfmt, ISO 8601 text, plain). With --journal or --journal-dir, the systemd journal ' +
+      'comes first: logs://journal and logs://journal/<unit> for each unit, paths every tool takes. Start here, then use tail_log, search_logs or log_stats.',
     input,
     output,
     annotations: { title: 'List logs', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
