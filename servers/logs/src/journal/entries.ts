@@ -1,7 +1,7 @@
-import { LEVELS, type Level } from '../levels.js';
+import type { Level } from '../levels.js';
 
 /**
- * A journal entry as `journalctl -o json` writes it, turned into one JSON line of the shape the
+ * A journal entry as `journalctl -o export` writes it, turned into one JSON line of the shape the
  * JSON-lines parser already reads (`time`, `level`, `message`, then the journal's own fields), so
  * search, statistics, field filters, group_by and the viewer's columns work on the journal as on
  * any JSON log. A leaf of the package apart from levels.
@@ -16,7 +16,7 @@ export function priorityOf(level: Level): number {
   return index === -1 ? 7 : index;
 }
 
-export function levelOfPriority(value: unknown): Level | undefined {
+export function levelOfPriority(value: string | undefined): Level | undefined {
   const n = typeof value === 'string' && /^[0-7]$/.test(value) ? Number(value) : undefined;
   return n === undefined ? undefined : PRIORITY_LEVELS[n];
 }
@@ -45,21 +45,6 @@ const LEADING = ['_SYSTEMD_UNIT', 'SYSLOG_IDENTIFIER', '_PID', '_BOOT_ID', '_HOS
 /** A field's value is cut to this many characters: a journal field may hold megabytes. */
 export const MAX_FIELD_CHARS = 64 * 1024;
 
-/**
- * A field's text. journalctl writes a value that is not printable UTF-8 (binary data, or text with
- * control characters such as terminal escapes) as an array of byte values, and a field that occurs
- * more than once in an entry as an array of its values.
- */
-export function fieldValue(value: unknown): string | string[] | undefined {
-  if (typeof value === 'string') return clipField(value);
-  if (Array.isArray(value)) {
-    if (value.every((v) => typeof v === 'number')) return clipField(Buffer.from(value.slice(0, MAX_FIELD_CHARS * 4) as number[]).toString('utf8'));
-    const all = value.map((v) => fieldValue(v)).filter((v): v is string => typeof v === 'string');
-    return all.length > 0 ? all : undefined;
-  }
-  return undefined;
-}
-
 function clipField(text: string): string {
   return text.length > MAX_FIELD_CHARS ? `${text.slice(0, MAX_FIELD_CHARS)}…` : text;
 }
@@ -78,33 +63,35 @@ function isoMicros(micros: number): string {
   return `${iso.slice(0, 23)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 
-/** One line of `journalctl -o json` as an entry, or undefined when it is not one (a hint journalctl printed, garbage). */
-export function parseJournalLine(text: string): JournalEntry | undefined {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
-  const r = raw as Record<string, unknown>;
-  const cursor = r.__CURSOR;
-  const realtime = r.__REALTIME_TIMESTAMP;
-  if (typeof cursor !== 'string' || typeof realtime !== 'string' || !/^\d{1,17}$/.test(realtime)) return undefined;
+/**
+ * An entry from its fields as `journalctl -o export` gives them (each field's values in order: a
+ * field may occur more than once), or undefined without a cursor and a time. Values are bytes
+ * decoded as UTF-8; control characters stay in them, for the tools' answers to show as escapes.
+ */
+export function journalEntry(fields: ReadonlyMap<string, string[]>): JournalEntry | undefined {
+  const one = (name: string): string | undefined => fields.get(name)?.[0];
+  const cursor = one('__CURSOR');
+  const realtime = one('__REALTIME_TIMESTAMP');
+  if (cursor === undefined || realtime === undefined || !/^\d{1,17}$/.test(realtime)) return undefined;
   const micros = Number(realtime);
+  const value = (name: string): string | string[] | undefined => {
+    const all = fields.get(name);
+    if (!all || all.length === 0) return undefined;
+    return all.length === 1 ? clipField(all[0] as string) : all.map(clipField);
+  };
   const out: Record<string, unknown> = { time: isoMicros(micros) };
-  const level = levelOfPriority(r.PRIORITY);
-  if (level !== undefined && (LEVELS as readonly string[]).includes(level)) out.level = level;
-  const message = fieldValue(r.MESSAGE);
+  const level = levelOfPriority(one('PRIORITY'));
+  if (level !== undefined) out.level = level;
+  const message = value('MESSAGE');
   out.message = Array.isArray(message) ? message.join('\n') : (message ?? '');
   for (const key of LEADING) {
-    const value = fieldValue(r[key]);
-    if (value !== undefined) out[key] = value;
+    const v = value(key);
+    if (v !== undefined) out[key] = v;
   }
-  for (const [key, value] of Object.entries(r)) {
+  for (const key of fields.keys()) {
     if (DROPPED.has(key) || key in out) continue;
-    const text = fieldValue(value);
-    if (text !== undefined) out[key] = text;
+    const v = value(key);
+    if (v !== undefined) out[key] = v;
   }
   return { cursor, micros, line: JSON.stringify(out) };
 }
