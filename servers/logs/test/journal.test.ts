@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, waitUntil } from '@suite/test-kit';
@@ -247,6 +248,22 @@ describe('the journal flags', () => {
     const tail = await session.callTool('tail_log', { path: 'logs://journal' });
     expect(tail.isError).toBe(true);
     expect(tail.text).toMatch(/start it with --journal .* or --journal-dir/);
+  });
+
+  it('--journal reads the system journal through journalctl; a --journal-dir that does not exist stops the start', async () => {
+    const fx = await fixture({ transport: 'stdio', roots: () => ({ directories: [] }), config: { journals: [{ kind: 'system' }] } });
+    open.push(() => fx.close());
+    const session = await fx.session();
+    const listed = await session.callTool('list_logs');
+    expect(listed.isError).toBe(false);
+    expect((listed.structured as { logs: { path: string; source?: string }[] }).logs[0]).toMatchObject({ path: 'logs://journal', source: 'system journal' });
+    const tail = await session.callTool('tail_log', { path: 'logs://journal', lines: 5 });
+    // Whatever this machine's journal holds (nothing, in a container): an answer, not an error.
+    expect(tail.isError).toBe(false);
+    expect(tail.structured).toMatchObject({ path: 'logs://journal', format: 'json' });
+    const started = spawnSync(process.execPath, [BIN, '--journal-dir', '/nonexistent/journal'], { encoding: 'utf8', timeout: 20_000 });
+    expect(started.status).not.toBe(0);
+    expect(started.stderr).toMatch(/--journal-dir: not found: \/nonexistent\/journal/);
   });
 });
 
