@@ -86,7 +86,7 @@ export function readJournal(source: JournalSource, query: JournalQuery, options:
   let timedOut = false;
   async function* run(): AsyncGenerator<JournalEntry> {
     if (options.signal.aborted) throw new CancelledError();
-    const child = spawnManaged(JOURNALCTL, journalArgs(source, query), { stderr: 'pipe', passEnv: ['SYSTEMD_COLORS'], env: { SYSTEMD_PAGER: 'cat', SYSTEMD_COLORS: '0' } });
+    const child = spawnManaged(JOURNALCTL, journalArgs(source, query), { stderr: 'pipe', env: { SYSTEMD_PAGER: 'cat', SYSTEMD_COLORS: '0' } });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < MAX_STDERR) stderr += chunk.toString('utf8');

@@ -1,6 +1,9 @@
+import type { Dirent } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { countOf, type RequestContext } from '@suite/shared';
 import { formatBytes } from '../arguments.js';
-import type { LogsConfig } from '../config.js';
+import type { JournalSource, LogsConfig } from '../config.js';
 import { GroupCounts, groupOf } from '../fields.js';
 import { parserFor } from '../formats/parsers.js';
 import type { EntryFilter } from '../tail.js';
@@ -71,6 +74,39 @@ export interface JournalRow {
   path: string;
   unit?: string;
   source: string;
+  /** The journal files' total size (0 for a unit's row: its share is not known). */
+  size: number;
+  /** The journal files' last modification (ms). */
+  mtimeMs: number;
+}
+
+/** Where journald keeps the system journal: in memory until the first flush, then on disk. */
+const SYSTEM_JOURNAL = ['/var/log/journal', '/run/log/journal'];
+
+/** The journal files of the sources (a directory and its machine-id subdirectories), as far as the server's user can list them. */
+async function journalFiles(sources: readonly JournalSource[]): Promise<{ size: number; mtimeMs: number }> {
+  let size = 0;
+  let mtimeMs = 0;
+  const visit = async (dir: string, depth: number): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory() && depth > 0) await visit(full, depth - 1);
+      else if (entry.isFile() && /\.journal~?$/.test(entry.name)) {
+        const info = await lstat(full).catch(() => undefined);
+        if (!info) continue;
+        size += info.size;
+        mtimeMs = Math.max(mtimeMs, info.mtimeMs);
+      }
+    }
+  };
+  for (const source of sources) for (const dir of source.kind === 'system' ? SYSTEM_JOURNAL : [source.directory]) await visit(dir, 1);
+  return { size, mtimeMs };
 }
 
 /** logs://journal, then one row per unit that has entries (journalctl -F _SYSTEMD_UNIT), at most MAX_UNITS. */
@@ -82,8 +118,9 @@ export async function journalRows(config: LogsConfig, signal: AbortSignal): Prom
     for (const unit of await fieldValues(source, '_SYSTEMD_UNIT', { signal, deadline: Date.now() + 10_000, max: MAX_UNITS + 1 })) units.add(unit);
   }
   const sorted = [...units].sort();
+  const { size, mtimeMs } = await journalFiles(sources);
   return {
-    rows: [{ path: journalUri(), source: label }, ...sorted.slice(0, MAX_UNITS).map((unit) => ({ path: journalUri(unit), unit, source: label }))],
+    rows: [{ path: journalUri(), source: label, size, mtimeMs }, ...sorted.slice(0, MAX_UNITS).map((unit) => ({ path: journalUri(unit), unit, source: label, size: 0, mtimeMs }))],
     truncated: sorted.length > MAX_UNITS,
   };
 }

@@ -16,7 +16,7 @@ const output = z.object({
   logs: z.array(
     z.object({
       path: z.string(),
-      size: z.number().describe('Bytes (compressed size for .gz).'),
+      size: z.number().describe('Bytes (compressed size for .gz; for logs://journal, its journal files together; 0 for a unit).'),
       modified: z.string().describe('Last modification, ISO 8601.'),
       format: z.enum([...LOG_FORMATS, 'journal', 'binary', 'unreadable']),
       source: z.string().optional().describe('For the journal (format journal): which journals it reads; its path is logs://journal or logs://journal/<unit>.'),
@@ -45,7 +45,7 @@ export function listLogs(config: LogsConfig): ToolDefinition<typeof input, typeo
       if (journals) {
         const found = await journalRows(config, ctx.signal);
         journalTruncated = found.truncated;
-        for (const row of found.rows) logs.push({ path: row.path, size: 0, modified: new Date(0).toISOString(), format: 'journal', source: row.source, compressed: false });
+        for (const row of found.rows) logs.push({ path: row.path, size: row.size, modified: new Date(row.mtimeMs).toISOString(), format: 'journal', source: row.source, compressed: false });
       }
       const withFiles = path === undefined ? !journals || (await ctx.roots()).directories.length > 0 : !isJournalPath(path);
       if (!withFiles) {
