@@ -75,7 +75,7 @@ describe.each(TRANSPORTS)('the journal as a source (%s)', (transport) => {
     const rows = (listed.structured as { logs: { path: string; format: string; source?: string }[] }).logs;
     expect(rows.filter((r) => r.format === 'journal').map((r) => r.path)).toEqual(['logs://journal', 'logs://journal/a.service', 'logs://journal/b.service']);
     expect(rows.find((r) => r.path === 'logs://journal')?.source).toMatch(/^journal files in /);
-    const journalRow = rows.find((r) => r.path === 'logs://journal') as { size: number; modified: string };
+    const journalRow = rows.find((r) => r.path === 'logs://journal') as unknown as { size: number; modified: string };
     expect(journalRow.size).toBeGreaterThan(0);
     expect(Date.parse(journalRow.modified)).toBeGreaterThan(Date.now() - 600_000);
     expect(rows.some((r) => r.path.endsWith('app.log'))).toBe(true);

@@ -1,6 +1,7 @@
 import { CancelledError, ToolError, spawnManaged } from '@suite/shared';
 import type { JournalSource } from '../config.js';
 import { journalEntry, type JournalEntry } from './entries.js';
+import type { EntryPrefilter } from './prefilter.js';
 
 /**
  * Reading the journal through `journalctl -o export` (its own serialisation: several times faster
@@ -82,9 +83,27 @@ export interface EntryStream {
  * what it said.
  */
 export function readJournal(source: JournalSource, query: JournalQuery, options: ReadOptions): EntryStream {
+  const parser = new ExportParser();
+  return spawnReader(source, query, options, (chunk) => parser.push(chunk).flatMap((fields) => journalEntry(fields) ?? []));
+}
+
+export interface FilteredStream {
+  /** Entries that may match, and between them the number of entries left out (each would have been one line). */
+  entries: AsyncGenerator<JournalEntry | number>;
+  bytes(): number;
+  timedOut(): boolean;
+}
+
+/** readJournal, with the entries whose export bytes cannot hold a match of the search counted, not made into lines. */
+export function readJournalFiltered(source: JournalSource, query: JournalQuery, options: ReadOptions, prefilter: EntryPrefilter): FilteredStream {
+  const parser = new FilteringExportParser(prefilter);
+  return spawnReader(source, query, options, (chunk) => parser.push(chunk).flatMap((item) => (typeof item === 'number' ? item : (journalEntry(item) ?? []))));
+}
+
+function spawnReader<T extends JournalEntry | number>(source: JournalSource, query: JournalQuery, options: ReadOptions, parse: (chunk: Buffer) => T[]): { entries: AsyncGenerator<T>; bytes(): number; timedOut(): boolean } {
   let bytes = 0;
   let timedOut = false;
-  async function* run(): AsyncGenerator<JournalEntry> {
+  async function* run(): AsyncGenerator<T> {
     if (options.signal.aborted) throw new CancelledError();
     const child = spawnManaged(JOURNALCTL, journalArgs(source, query), { stderr: 'pipe', env: { SYSTEMD_PAGER: 'cat', SYSTEMD_COLORS: '0' } });
     let stderr = '';
@@ -97,17 +116,13 @@ export function readJournal(source: JournalSource, query: JournalQuery, options:
       timedOut = true;
       child.kill('SIGTERM');
     }, Math.max(0, options.deadline - Date.now())) : undefined;
-    const parser = new ExportParser();
     let produced = 0;
     try {
       for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
         bytes += chunk.length;
-        for (const fields of parser.push(chunk)) {
-          const entry = journalEntry(fields);
-          if (entry) {
-            produced++;
-            yield entry;
-          }
+        for (const item of parse(chunk)) {
+          produced++;
+          yield item;
         }
       }
       const exit = await child.exited;
@@ -243,5 +258,149 @@ export class ExportParser {
     }
     this.buffer = pos >= buf.length ? Buffer.alloc(0) : Buffer.from(buf.subarray(pos));
     return out;
+  }
+}
+
+const BOUNDARY = Buffer.from('\n\n');
+/**
+ * Bytes that hold no NUL hold no field in the binary form (its 64-bit size has NUL bytes; text
+ * fields are printable): there every entry ends at an empty line. A false empty line can end
+ * within the first 9 bytes of a binary field's start (its name's newline, then size bytes).
+ */
+const BINARY_REACH = 10;
+/** An entry still incomplete at this size goes to ExportParser, which skips oversized values. */
+const MAX_PENDING = 1024 * 1024;
+
+/**
+ * The export format read for a search that has an EntryPrefilter: runs of entries in text form
+ * are searched for the prefilter's bytes and only the entries holding a hit are parsed (the rest
+ * are counted); an entry with a binary field is always parsed (its bytes are not its text). Gives fields as ExportParser does,
+ * and numbers of entries left out.
+ */
+export class FilteringExportParser {
+  private pending = Buffer.alloc(0);
+  private fallback: ExportParser | undefined;
+
+  constructor(private readonly prefilter: EntryPrefilter) {}
+
+  push(chunk: Buffer): (Map<string, string[]> | number)[] {
+    if (this.fallback) return this.fallback.push(chunk);
+    const buf = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
+    const out: (Map<string, string[]> | number)[] = [];
+    let left = 0;
+    let pos = 0;
+    while (pos < buf.length) {
+      const nul = buf.indexOf(0, pos);
+      const limit = (nul === -1 ? buf.length : nul) - BINARY_REACH;
+      const last = limit >= pos ? buf.lastIndexOf(BOUNDARY, limit) : -1;
+      if (last >= pos) {
+        const end = last + 2;
+        left = this.scan(buf.subarray(pos, end), out, left);
+        pos = end;
+        continue;
+      }
+      const entry = parseEntry(buf, pos);
+      if (entry === 'incomplete') break;
+      if (entry === 'oversized') {
+        this.toFallback(buf, pos, out, left);
+        return out;
+      }
+      if (!entry.binary && !this.hit(buf.subarray(pos, entry.end))) left++;
+      else {
+        if (left > 0) out.push(left);
+        left = 0;
+        if (entry.fields.size > 0) out.push(entry.fields);
+      }
+      pos = entry.end;
+    }
+    if (left > 0) out.push(left);
+    if (buf.length - pos > MAX_PENDING) {
+      this.toFallback(buf, pos, out, 0);
+      return out;
+    }
+    this.pending = pos >= buf.length ? Buffer.alloc(0) : Buffer.from(buf.subarray(pos));
+    return out;
+  }
+
+  private hit(bytes: Buffer): boolean {
+    return this.prefilter.finders.some((f) => f.find(bytes, 0) !== -1);
+  }
+
+  private toFallback(buf: Buffer, pos: number, out: (Map<string, string[]> | number)[], left: number): void {
+    if (left > 0) out.push(left);
+    this.fallback = new ExportParser();
+    out.push(...this.fallback.push(buf.subarray(pos)));
+    this.pending = Buffer.alloc(0);
+  }
+
+  /**
+   * Entries of text fields only, each ending at an empty line: those with a hit go to `out`, each
+   * after the count of entries left out before it (`left`: those already counted before the
+   * region); returns the count left out since the last entry that went out.
+   */
+  private scan(region: Buffer, out: (Map<string, string[]> | number)[], left: number): number {
+    const finders = this.prefilter.finders;
+    const next = finders.map((f) => f.find(region, 0));
+    let at = 0;
+    for (;;) {
+      let hit = -1;
+      for (let i = 0; i < next.length; i++) {
+        let n = next[i] as number;
+        if (n !== -1 && n < at) next[i] = n = (finders[i] as (typeof finders)[number]).find(region, at);
+        if (n !== -1 && (hit === -1 || n < hit)) hit = n;
+      }
+      if (hit === -1) break;
+      const previous = hit >= 2 ? region.lastIndexOf(BOUNDARY, hit - 2) : -1;
+      const start = previous === -1 || previous + 2 < at ? at : previous + 2;
+      left += countBoundaries(region, at, start);
+      const entry = parseEntry(region, start);
+      if (typeof entry === 'string') {
+        // Not the export format (a field line without `=` in a run of text fields): left out.
+        left++;
+        at = region.indexOf(BOUNDARY, hit) + 2;
+        continue;
+      }
+      if (left > 0) out.push(left);
+      left = 0;
+      if (entry.fields.size > 0) out.push(entry.fields);
+      at = entry.end;
+    }
+    return left + countBoundaries(region, at, region.length);
+  }
+}
+
+function countBoundaries(buf: Buffer, from: number, to: number): number {
+  let n = 0;
+  for (let i = buf.indexOf(BOUNDARY, from); i !== -1 && i + 2 <= to; i = buf.indexOf(BOUNDARY, i + 2)) n++;
+  return n;
+}
+
+/** One entry from `pos` (its fields, and where the next starts), as ExportParser reads it. */
+function parseEntry(buf: Buffer, pos: number): { fields: Map<string, string[]>; end: number; binary: boolean } | 'incomplete' | 'oversized' {
+  const fields = new Map<string, string[]>();
+  let binary = false;
+  const add = (name: string, value: string): void => {
+    const all = fields.get(name);
+    if (all) all.push(value);
+    else fields.set(name, [value]);
+  };
+  for (;;) {
+    const nl = buf.indexOf(0x0a, pos);
+    if (nl === -1) return 'incomplete';
+    if (nl === pos) return { fields, end: nl + 1, binary };
+    let eq = pos;
+    while (eq < nl && eq - pos < 80 && buf[eq] !== 0x3d) eq++;
+    if (eq < nl && buf[eq] === 0x3d) {
+      add(buf.toString('latin1', pos, eq), buf.toString('utf8', eq + 1, nl));
+      pos = nl + 1;
+      continue;
+    }
+    if (buf.length < nl + 9) return 'incomplete';
+    const size = Number(buf.readBigUInt64LE(nl + 1));
+    if (size > MAX_FIELD_BYTES) return 'oversized';
+    if (buf.length < nl + 9 + size + 1) return 'incomplete';
+    binary = true;
+    add(buf.toString('latin1', pos, nl), buf.toString('utf8', nl + 9, nl + 9 + size));
+    pos = nl + 9 + size + 1;
   }
 }

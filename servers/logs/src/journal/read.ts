@@ -7,7 +7,8 @@ import { compileQuery, searchSource } from '../search.js';
 import type { StatsAccumulator } from '../stats.js';
 import { entryMatches, type EntryFilter } from '../tail.js';
 import type { JournalEntry } from './entries.js';
-import { collect, readJournal, type EntryStream } from './journalctl.js';
+import { collect, readJournal, readJournalFiltered, type EntryStream, type FilteredStream } from './journalctl.js';
+import { entryPrefilter } from './prefilter.js';
 import { decodeJournalCursor, encodeJournalCursor, journalQuery, journalSources, type JournalView } from './views.js';
 
 /**
@@ -22,8 +23,11 @@ export const JOURNAL_SPEC: FormatSpec = { format: 'json', json: DEFAULT_JSON_FIE
 const parser = parserFor(JOURNAL_SPEC);
 const CHUNK_BYTES = 256 * 1024;
 
-/** A stream of entries as the chunks of whole lines search and statistics read. */
-function linesOf(stream: EntryStream, seen?: (entry: JournalEntry) => void): RawSource {
+/**
+ * A stream of entries as the chunks of whole lines search and statistics read. An entry a
+ * prefilter left out is an empty line (no pattern matches one): matches keep their line numbers.
+ */
+function linesOf(stream: EntryStream | FilteredStream, seen?: (entry: JournalEntry) => void): RawSource {
   return {
     consumed: () => stream.bytes(),
     async *lineChunks(): AsyncGenerator<LineChunk> {
@@ -39,9 +43,14 @@ function linesOf(stream: EntryStream, seen?: (entry: JournalEntry) => void): Raw
         return chunk;
       };
       for await (const entry of stream.entries) {
-        seen?.(entry);
-        parts.push(entry.line);
-        size += entry.line.length + 1;
+        if (typeof entry === 'number') {
+          parts.push('\n'.repeat(entry - 1));
+          size += entry;
+        } else {
+          seen?.(entry);
+          parts.push(entry.line);
+          size += entry.line.length + 1;
+        }
         if (size >= CHUNK_BYTES) yield flush();
       }
       if (parts.length > 0) yield flush();
@@ -110,8 +119,10 @@ export interface JournalSearch {
 }
 
 /** A search over the journals of a view, with the search code files use; matches name the view. */
-export async function searchJournal(config: LogsConfig, view: JournalView, query: SearchQuery, options: { signal: AbortSignal; deadline: number; limit: number; chunkDone: () => void }): Promise<JournalSearch> {
+export async function searchJournal(config: LogsConfig, view: JournalView, query: SearchQuery, options: { signal: AbortSignal; deadline: number; limit: number; chunkDone: () => void; /** Every entry made into a line (the tests' reference). */ unfiltered?: boolean }): Promise<JournalSearch> {
   const compiled = compileQuery(query);
+  // Entries whose export bytes cannot hold a match are never made into lines.
+  const prefilter = options.unfiltered ? undefined : entryPrefilter(query);
   const matches: SearchMatch[] = [];
   let bytes = 0;
   let stopped: JournalSearch['stopped'];
@@ -121,7 +132,9 @@ export async function searchJournal(config: LogsConfig, view: JournalView, query
       stopped = 'max-results';
       break;
     }
-    const stream = readJournal(source, journalQuery(view, { ...(query.minLevel ? { minLevel: query.minLevel } : {}), ...pick(query), ...(query.fields ? { fields: query.fields } : {}) }), { signal: options.signal, deadline: options.deadline });
+    const selection = journalQuery(view, { ...(query.minLevel ? { minLevel: query.minLevel } : {}), ...pick(query), ...(query.fields ? { fields: query.fields } : {}) });
+    const reading = { signal: options.signal, deadline: options.deadline };
+    const stream = prefilter ? readJournalFiltered(source, selection, reading, prefilter) : readJournal(source, selection, reading);
     const outcome = await searchSource(linesOf(stream), view.display, JOURNAL_SPEC, query, compiled, {
       deadline: options.deadline,
       limit: options.limit - matches.length,
@@ -129,7 +142,7 @@ export async function searchJournal(config: LogsConfig, view: JournalView, query
       chunkDone: options.chunkDone,
       linesAfter: undefined,
     });
-    bytes += outcome.bytes;
+    bytes += stream.bytes();
     if (stream.timedOut()) stopped = 'time-budget';
     if (outcome.stopped) {
       stopped = outcome.stopped;
