@@ -156,4 +156,27 @@ describe('the journal search prefilter', () => {
       }
     }
   });
+
+  it('an entry too large to hold (over 1 MiB unfinished, a value over 8 MiB) goes to ExportParser, which skips what is too long: the same fields', () => {
+    const prefilter = entryPrefilter(query('needle', true, true));
+    if (!prefilter) throw new Error('no prefilter');
+    const entries: JournalTestEntry[] = [
+      { micros: START, boot: BOOT, message: 'before' },
+      { micros: START + 1, boot: BOOT, message: 'long '.repeat(400_000) },
+      { micros: START + 2, boot: BOOT, message: Buffer.concat([Buffer.from('huge\n'), Buffer.alloc(9 * 1024 * 1024, 0x61)]) },
+      { micros: START + 3, boot: BOOT, message: 'a needle after them' },
+    ].map((e, i) => ({ ...e, fields: { __CURSOR: `c${i}` } }));
+    const bytes = exportFormat(entries);
+    const all = new ExportParser().push(bytes);
+    const parser = new FilteringExportParser(prefilter);
+    const got: (Map<string, string[]> | number)[] = [];
+    for (let at = 0; at < bytes.length; at += 65_536) got.push(...parser.push(bytes.subarray(at, at + 65_536)));
+    const expanded = got.flatMap((g) => (typeof g === 'number' ? Array.from({ length: g }, () => undefined) : [g]));
+    expect(expanded).toHaveLength(all.length);
+    expanded.forEach((m, i) => {
+      if (m !== undefined) expect(m).toEqual(all[i]);
+    });
+    expect(expanded[3]).toEqual(all[3]);
+    expect(all[2]?.get('MESSAGE')).toEqual([`[${9 * 1024 * 1024 + 5} bytes left out]`]);
+  });
 });

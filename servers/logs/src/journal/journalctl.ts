@@ -274,8 +274,8 @@ const MAX_PENDING = 1024 * 1024;
 /**
  * The export format read for a search that has an EntryPrefilter: runs of entries in text form
  * are searched for the prefilter's bytes and only the entries holding a hit are parsed (the rest
- * are counted); an entry with a binary field is always parsed (its bytes are not its text). Gives fields as ExportParser does,
- * and numbers of entries left out.
+ * are counted); an entry with a binary field is always parsed (its bytes are not its text). Gives
+ * fields as ExportParser does, and numbers of entries left out.
  */
 export class FilteringExportParser {
   private pending = Buffer.alloc(0);
@@ -357,7 +357,8 @@ export class FilteringExportParser {
       if (typeof entry === 'string') {
         // Not the export format (a field line without `=` in a run of text fields): left out.
         left++;
-        at = region.indexOf(BOUNDARY, hit) + 2;
+        const end = region.indexOf(BOUNDARY, hit);
+        at = end === -1 ? region.length : end + 2;
         continue;
       }
       if (left > 0) out.push(left);
