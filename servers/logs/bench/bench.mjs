@@ -193,6 +193,79 @@ async function jsonComparison(dir) {
   printTable(`logs: search_logs with a field filter over ${formatBytes(bytes)} of JSON lines, medians of ${RUNS} (ours over stdio; load average ${loadBefore} before, ${loadAverage()} after)`, ['@suite/server-logs', 'jq, or rg then jq'], rows);
 }
 
+/** `--only journal`: search_logs on logs://journal against `journalctl --grep` on the same journal files; `--journal-entries N` (default 500,000). */
+const ONLY_JOURNAL = ONLY === 'journal';
+const JOURNAL_ENTRIES = process.argv.includes('--journal-entries') ? Number(process.argv[process.argv.indexOf('--journal-entries') + 1]) : QUICK ? 100_000 : 500_000;
+const JOURNAL_RARE = 'ZX81-RARE-JOURNAL';
+
+/** A journal file of `entries` entries (20 units, an error in 97), written by systemd-journal-remote from the export format. */
+async function generateJournal(file, entries) {
+  const { exportFormat, journalRemote, bootId } = await import('@suite/test-kit/journal');
+  const remote = journalRemote();
+  if (!remote) {
+    console.error('systemd-journal-remote is not installed (apt-get install systemd-journal-remote): the journal comparison needs it.');
+    process.exit(2);
+  }
+  const started = performance.now();
+  const child = spawn(remote, [`--output=${file}`, '-'], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const boot = bootId();
+  const base = (Date.now() - 86_400_000) * 1000;
+  let rare = 0;
+  for (let i = 0; i < entries; i += 5000) {
+    const batch = [];
+    for (let k = i; k < Math.min(entries, i + 5000); k++) {
+      const tail = k % 2003 === 0 ? ` ${JOURNAL_RARE}` : '';
+      if (tail) rare++;
+      batch.push({ micros: base + k * 1000, boot, unit: `svc${k % 20}.service`, priority: k % 97 === 0 ? 3 : 6, pid: 1000 + (k % 20), message: `request ${k} served in ${k % 1000}ms by worker-${k % 16}${tail}` });
+    }
+    if (!child.stdin.write(exportFormat(batch))) await new Promise((resolve) => child.stdin.once('drain', resolve));
+  }
+  child.stdin.end();
+  if ((await exited) !== 0) throw new Error('systemd-journal-remote failed');
+  log(`generated a journal of ${entries} entries (${rare} rare ones) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return rare;
+}
+
+/** search_logs on logs://journal against journalctl --grep (PCRE2 over MESSAGE, case-sensitive) on the same files; the counts must agree. */
+async function journalComparison(dir) {
+  const rare = await generateJournal(path.join(dir, 'bench.journal'), JOURNAL_ENTRIES);
+  const journalctl = (argv) => {
+    const t = timeProcess('journalctl', ['--directory', dir, '--no-pager', '--quiet', ...argv]);
+    return { ms: t.ms, count: t.stdout.split('\n').filter(Boolean).length };
+  };
+  const server = await connectStdio(process.execPath, [OURS, '--journal-dir', dir]);
+  const loadBefore = loadAverage();
+  const times = { ours: [], theirs: [], oursUnit: [], theirsUnit: [] };
+  try {
+    for (let run = -1; run < RUNS; run++) {
+      let started = performance.now();
+      const out = await server.client.callTool({ name: 'search_logs', arguments: { paths: ['logs://journal'], pattern: JOURNAL_RARE, literal: true, maxResults: 2000, timeBudgetSeconds: 300 } }, undefined, { timeout: 600_000 });
+      if (out.isError) throw new Error(`search_logs failed: ${out.content?.[0]?.text}`);
+      if (run >= 0) times.ours.push(performance.now() - started);
+      if (out.structuredContent.matches.length !== rare) throw new Error(`search_logs found ${out.structuredContent.matches.length}, not ${rare}`);
+      const grep = journalctl(['--grep', JOURNAL_RARE, '--case-sensitive=true', '--output', 'cat']);
+      if (grep.count !== rare) throw new Error(`journalctl --grep found ${grep.count}, not ${rare}`);
+      if (run >= 0) times.theirs.push(grep.ms);
+      // One unit's errors: both sides let the journal's indexes pick the entries.
+      started = performance.now();
+      const unit = await server.client.callTool({ name: 'search_logs', arguments: { paths: ['logs://journal/svc3.service'], level: 'error', maxResults: 2000, timeBudgetSeconds: 300 } }, undefined, { timeout: 600_000 });
+      if (unit.isError) throw new Error(`search_logs failed: ${unit.content?.[0]?.text}`);
+      if (run >= 0) times.oursUnit.push(performance.now() - started);
+      const theirs = journalctl(['--unit', 'svc3.service', '--priority', '0..3', '--output', 'cat']);
+      if (theirs.count !== unit.structuredContent.matches.length) throw new Error(`journalctl found ${theirs.count} errors of svc3, search_logs ${unit.structuredContent.matches.length}`);
+      if (run >= 0) times.theirsUnit.push(theirs.ms);
+    }
+  } finally {
+    await server.close().catch(() => undefined);
+  }
+  const rows = [
+    { name: `pattern "${JOURNAL_RARE}" (${rare} of ${JOURNAL_ENTRIES} entries), \`journalctl --grep\``, ours: median(times.ours), theirs: median(times.theirs), unit: 'ms' },
+    { name: 'one unit\'s errors (logs://journal/svc3.service, level error), `journalctl --unit --priority`', ours: median(times.oursUnit), theirs: median(times.theirsUnit), unit: 'ms' },
+  ];
+  printTable(`logs: search_logs on the journal against journalctl on the same journal files, medians of ${RUNS} (ours over stdio; load average ${loadBefore} before, ${loadAverage()} after)`, ['@suite/server-logs', 'journalctl'], rows);
+}
+
 const tmpRoot = os.tmpdir();
 const free = (() => {
   const s = statfsSync(tmpRoot);
@@ -274,6 +347,17 @@ function printSearchComparison(search, loadBefore) {
   printSearchTable(`search_logs against ripgrep (\`rg -c\`) on the ${formatBytes(TARGET_BYTES)} log (medians of ${SEARCH_RUNS}; CPU: every thread of the server, ripgrep's mean; load average ${loadBefore} before, ${loadAverage()} after)`, search.rows, {
     extra: [...(search.previous ? [{ key: 'previous', label: search.previous.label }] : []), { key: 'grep', label: 'grep -c' }],
   });
+}
+
+if (ONLY_JOURNAL) {
+  const journalDir = await mkdtemp(path.join(tmpRoot, 'suite-logs-bench-journal-'));
+  try {
+    await journalComparison(journalDir);
+  } finally {
+    await rm(journalDir, { recursive: true, force: true });
+    log(`removed ${journalDir}`);
+  }
+  process.exit(process.exitCode ?? 0);
 }
 
 if (ONLY_JSON) {

@@ -16,7 +16,7 @@ export const sinceArg = z
 
 export const untilArg = z.string().min(1).max(64).describe('Only entries at or before this time: same forms as since.');
 
-export const pathArg = z.string().min(1).max(4096).describe('The log file: an absolute path as list_logs shows it.');
+export const pathArg = z.string().min(1).max(4096).describe('The log file: an absolute path as list_logs shows it, or logs://journal (the journal) or logs://journal/<unit>.');
 
 export const MAX_PATTERN_LENGTH = 1000;
 

@@ -20,10 +20,15 @@ export interface LogsConfig {
    * allowed directory may name a file outside it, which no path check can see.
    */
   refuseHardLinks?: boolean;
+  /** --journal and --journal-dir: the systemd journals read through journalctl (none: no journal source). */
+  journals?: JournalSource[];
   limits: LogsLimits;
   /** Formats recognised so far, by file identity: shared by sessions, bounded. */
   formatCache: Map<string, LogFormat>;
 }
+
+/** A journal the server reads: the system's (what its user may read), or the journal files in a directory. */
+export type JournalSource = { kind: 'system' } | { kind: 'directory'; directory: string };
 
 export interface LogsLimits {
   /** How much of the end of a log a resource read returns. */
@@ -62,3 +67,5 @@ export const FILE_TEMPLATE = 'logs://file/{+path}';
 export const FILTERED_TEMPLATE = 'logs://file/{+path}{?level,since,grep}';
 export const RECENT_URI = 'logs://recent';
 export const RECENT_TEMPLATE = 'logs://recent{?timeframe}';
+export const JOURNAL_URI = 'logs://journal';
+export const JOURNAL_TEMPLATE = 'logs://journal/{unit}';

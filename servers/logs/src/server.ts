@@ -5,6 +5,7 @@ import { analyzeLogs } from './prompts/analyze-logs.js';
 import { debugError } from './prompts/debug-error.js';
 import { logFileTemplates } from './resources/log-files.js';
 import { recentResources } from './resources/recent.js';
+import { journalResources } from './journal/resources.js';
 import { listLogs } from './tools/list-logs.js';
 import { logStats } from './tools/log-stats.js';
 import { readLogRange } from './tools/read-log-range.js';
@@ -15,7 +16,7 @@ import { viewerReadNewLines } from './tools/viewer-read-new-lines.js';
 import { VIEWER_URI, viewerResource } from './resources/viewer.js';
 import { visibleTool } from './terminal.js';
 
-export type { LogsConfig, LogsLimits } from './config.js';
+export type { JournalSource, LogsConfig, LogsLimits } from './config.js';
 export { DEFAULT_LIMITS } from './config.js';
 export { DEFAULT_JSON_FIELDS } from './formats/parsers.js';
 
@@ -26,7 +27,9 @@ const INSTRUCTIONS = `Reads the log files in the allowed directories (and files 
 Start with list_logs. tail_log shows the end of a log (fast on any size); search_logs greps across logs, rotated and .gz copies
 included, with level and time filters; log_stats counts entries per level over time and groups the most frequent errors;
 read_log_range reads lines or a time range; read_new_lines follows a log like tail -f. Logs are also resources
-(logs://file/<path>, filtered with ?level=&since=&grep=, and logs://recent?timeframe=1h) that can be subscribed to.`;
+(logs://file/<path>, filtered with ?level=&since=&grep=, and logs://recent?timeframe=1h) that can be subscribed to.
+Started with --journal or --journal-dir, the systemd journal is a log too: logs://journal (every unit) and logs://journal/<unit>,
+as a path for every tool and as a resource; its entries are JSON lines with the journal's fields (_SYSTEMD_UNIT, _PID, _BOOT_ID, …).`;
 
 /** Every tool, built once per configuration and shared by all sessions; terminal controls in their answers shown as escapes. */
 const tools = toolList<LogsConfig>(
@@ -60,6 +63,10 @@ function registrationsOf(config: LogsConfig): ((server: SuiteServer) => void)[] 
       (server) => void server.prompt(debug),
       (server) => void server.resource(viewer),
     ];
+    if ((config.journals ?? []).length > 0) {
+      const journal = journalResources(config);
+      built.push((server) => void server.resource(journal.resource), (server) => void server.resourceTemplate(journal.template));
+    }
     registrations.set(config, built);
   }
   return built;

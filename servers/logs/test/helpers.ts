@@ -53,6 +53,7 @@ function commandLine(config: LogsConfig): string[] {
   }
   if (config.entryPattern !== undefined) args.push('--entry-pattern', config.entryPattern);
   if (config.refuseHardLinks) args.push('--refuse-hard-links');
+  for (const source of config.journals ?? []) args.push(...(source.kind === 'system' ? ['--journal'] : ['--journal-dir', source.directory]));
   return [...args, ...config.directories, ...config.files];
 }
 

@@ -12,6 +12,8 @@ import { inspectLog } from '../inspect.js';
 import { fileUri } from '../uris.js';
 import { parserFor } from '../formats/parsers.js';
 import { normalizeMessage } from '../normalize.js';
+import { journalExcerpt } from '../journal/prompts.js';
+import { isJournalPath } from '../journal/views.js';
 
 const MAX_FILES_EMBEDDED = 3;
 const FIND_BUDGET_MS = 10_000;
@@ -19,7 +21,7 @@ const ERROR_COMPLETION_FILES = 20;
 
 const args = z.object({
   error: z.string().min(1).max(500).describe('The error message (or a distinctive part of it)'),
-  file: z.string().min(1).max(4096).optional().describe('The log to look in (absolute path); default: every log'),
+  file: z.string().min(1).max(4096).optional().describe('The log to look in (absolute path, or logs://journal[/<unit>]); default: every log'),
 });
 
 /** Distinct recent error messages of the live logs (timestamps and levels left out), for completing `error`. */
@@ -49,6 +51,10 @@ async function recentErrors(value: string, ctx: RequestContext, config: LogsConf
  * Debug an error: finds the logs whose entries contain the error text (a bounded search), and
  * embeds each one's filtered view (logs://file/...?grep=...) as resource content.
  */
+const ADVICE =
+  'Explain what the error means, when it started and how often it happens, what probably causes it (look at what precedes it and at the stack traces), ' +
+  'and how to fix it. Use search_logs or read_log_range for more context around a line.';
+
 export function debugError(config: LogsConfig): PromptDefinition<typeof args> {
   return {
     name: 'debug-error',
@@ -60,6 +66,14 @@ export function debugError(config: LogsConfig): PromptDefinition<typeof args> {
       file: (value, _context, ctx) => completeLogPath(value, ctx, config),
     },
     get: async ({ error, file }, ctx) => {
+      if (file !== undefined && isJournalPath(file)) {
+        const excerpt = await journalExcerpt(config, file, { grep: error }, ctx);
+        const text = `Help me debug this error: ${JSON.stringify(error)}. The entries of ${file} that contain it are embedded below, newest last. ${ADVICE}`;
+        return {
+          description: escapeTerminalControlsInLine(`Debugging ${JSON.stringify(error.slice(0, 80))}`),
+          messages: [{ role: 'user', content: { type: 'text', text: escapeTerminalControls(text) } }, { role: 'user', content: excerpt }],
+        };
+      }
       const guard = await logGuard(ctx, config);
       const files = await selectLogs(ctx, config, guard, file === undefined ? undefined : [file], true);
       const { targets } = await scanTargets(guard, config, files);
@@ -80,9 +94,7 @@ export function debugError(config: LogsConfig): PromptDefinition<typeof args> {
           ? `It occurs in ${withMatches.map(([display, n]) => `${path.basename(display)} (${n >= 500 ? `${n}+ lines` : countOf(n, 'line')})`).join(', ')}; the entries that contain it are embedded below, newest last.`
           : 'It does not occur in the logs (rotated copies included); the last hour of all logs is embedded below instead.';
       const instruction =
-        `Help me debug this error: ${JSON.stringify(error)}. ${found} ` +
-        'Explain what the error means, when it started and how often it happens, what probably causes it (look at what precedes it and at the stack traces), ' +
-        'and how to fix it. Use search_logs or read_log_range for more context around a line.';
+`Help me debug this error: ${JSON.stringify(error)}. ${found} ${ADVICE}`;
       const embedded = uris.length > 0 ? uris : [recentUri('1h')];
       const contents = [];
       for (const uri of embedded) contents.push(...(await ctx.embedResource(uri)));

@@ -6,7 +6,11 @@ import { budgetArg, fieldsArg, formatBytes, groupByArg, sinceArg, timeWindow, un
 import { parseFieldFilters } from '../fields.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
 import { LEVELS } from '../levels.js';
-import { runScan } from '../scan-runner.js';
+import { runScan, type ScanReport } from '../scan-runner.js';
+import { StatsAccumulator } from '../stats.js';
+import { statsJournal } from '../journal/read.js';
+import { mergeStats } from '../journal/merge-stats.js';
+import { splitPaths } from '../journal/views.js';
 import type { StatsResult } from '../scan-protocol.js';
 import { scanTargets, selectLogs } from '../targets.js';
 import { formatDuration } from '../timestamps.js';
@@ -14,7 +18,7 @@ import { formatDuration } from '../timestamps.js';
 const BUCKETS = { '1m': 60_000, '5m': 300_000, '15m': 900_000, '30m': 1_800_000, '1h': 3_600_000, '3h': 10_800_000, '6h': 21_600_000, '12h': 43_200_000, '1d': 86_400_000, '7d': 604_800_000 } as const;
 
 const input = z.object({
-  paths: z.array(z.string().min(1).max(4096)).max(100).optional().describe('Log files or directories. Default: every log under the allowed directories.'),
+  paths: z.array(z.string().min(1).max(4096)).max(100).optional().describe('Log files or directories, or logs://journal[/<unit>]. Default: every log under the allowed directories, and the journal when the server reads one.'),
   includeRotated: z.boolean().optional().default(true).describe('Count rotated copies (app.log.1, app.log.2.gz, …) too.'),
   since: sinceArg.optional(),
   until: untilArg.optional(),
@@ -71,7 +75,7 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
       'Statistics over whole logs (rotated and .gz copies included): entries per level, a timeline of levels per time bucket, and the ' +
       'most frequent error messages with their counts, numbers, ids and addresses normalised so similar messages group together ' +
       '("timeout after <n> ms for user <n>"). Multi-line entries count once. Good for "what went wrong and since when". ' +
-      'fields filters structured entries (JSON lines, logfmt: {"service": "api", "status": ">=500"}); group_by counts entries per value of a field. ' +
+      'The journal too (logs://journal, logs://journal/<unit>). fields filters structured entries (JSON lines, logfmt, journal fields: {"service": "api", "status": ">=500"}); group_by counts entries per value of a field. ' +
       `Reports progress, can be cancelled, and stops at its time budget (default ${statsBudgetMs / 1000} s).`,
     input,
     output,
@@ -79,9 +83,10 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
     handler: async (args, ctx) => {
       const window = timeWindow(args.since, args.until);
       const started = performance.now();
-      const guard = await logGuard(ctx, config);
-      const files = await selectLogs(ctx, config, guard, args.paths, args.includeRotated);
-      const { targets, skipped } = await scanTargets(guard, config, files);
+      const { views, files: filePaths, withFiles } = await splitPaths(ctx, config, args.paths);
+      const guard = withFiles ? await logGuard(ctx, config) : undefined;
+      const files = guard ? await selectLogs(ctx, config, guard, filePaths, args.includeRotated) : [];
+      const { targets, skipped } = guard ? await scanTargets(guard, config, files) : { targets: [], skipped: [] };
       const budgetMs = Math.min(maxBudgetMs, (args.timeBudgetSeconds ?? statsBudgetMs / 1000) * 1000);
       const query = {
         ...window,
@@ -91,8 +96,24 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
         ...(args.fields ? { fields: parseFieldFilters(args.fields) } : {}),
         ...(args.group_by !== undefined ? { groupBy: args.group_by } : {}),
       };
-      const report = await runScan({ kind: 'stats', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, () => 'counting');
-      const stats: StatsResult = report.stats ?? { entries: 0, continuationLines: 0, levels: {}, withoutTime: 0, implausibleTimes: 0, bucketMs: 60_000, timeline: [], topErrors: [], distinctErrors: 0 };
+      const deadline = Date.now() + budgetMs;
+      const report: ScanReport = guard ? await runScan({ kind: 'stats', query, deadline }, targets, guard, ctx, () => 'counting') : { matches: [], files: [], killed: false, bytesScanned: 0, filesNotReached: 0 };
+      let stats: StatsResult = report.stats ?? { entries: 0, continuationLines: 0, levels: {}, withoutTime: 0, implausibleTimes: 0, bucketMs: 60_000, timeline: [], topErrors: [], distinctErrors: 0 };
+      // The journal after the files, counted with the same accumulator and merged in.
+      const journalRows: { file: string; lines: number; note?: string }[] = [];
+      if (views.length > 0) {
+        const counted = new StatsAccumulator(query);
+        for (const view of views) {
+          const read = await statsJournal(config, view, counted, query, { signal: ctx.signal, deadline, chunkDone: () => undefined });
+          report.bytesScanned += read.bytes;
+          journalRows.push({ file: view.display, lines: read.entries, ...(read.timedOut ? { note: `the time budget ran out (${countOf(read.entries, 'entry', 'entries')} counted)` } : {}) });
+          if (read.timedOut) {
+            report.stopped = 'time-budget';
+            break;
+          }
+        }
+        stats = report.stats ? mergeStats(stats, counted.result(), args.topErrors) : counted.result();
+      }
       const containers = new Map(targets.flatMap((t) => (t.container !== undefined ? [[t.display, t.container] as const] : [])));
       const fileRows = [
         ...report.files.map((f) =>
@@ -100,6 +121,7 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
             ? { file: f.display, ...(containers.has(f.display) ? { container: containers.get(f.display) as string } : {}), lines: f.outcome.lines, ...(f.outcome.note !== undefined ? { note: `${f.outcome.note} (${countOf(f.outcome.lines, 'line')})` } : {}) }
             : { file: f.display, skipped: f.outcome.reason },
         ),
+        ...journalRows,
         ...skipped.map((s) => ({ file: s.display, skipped: s.reason })),
       ];
       const complete = report.stopped === undefined && report.filesNotReached === 0;

@@ -7,6 +7,8 @@ import { containerOf } from '../discovery.js';
 import { LOG_FORMATS } from '../formats/parsers.js';
 import { textLog } from '../inspect.js';
 import { readLineRange, readTimeRange } from '../ranges.js';
+import { journalRangeReply } from '../journal/replies.js';
+import { isJournalPath } from '../journal/views.js';
 
 const MAX_LINES = 5000;
 const RANGE_BUDGET_MS = 30_000;
@@ -36,7 +38,7 @@ export function readLogRange(config: LogsConfig): ToolDefinition<typeof input, t
     description:
       'A part of a log: lines startLine..endLine, or the entries between since and until (each with its continuation lines). ' +
       'A time range in a plain file is found by bisection (logs are in time order), so it is quick even at the end of a huge file. ' +
-      `Lines are numbered from 1 (in the decompressed text for .gz). At most ${MAX_LINES} lines and ${formatBytes(config.limits.maxOutputBytes)} per answer.`,
+      `Lines are numbered from 1 (in the decompressed text for .gz); the journal (logs://journal) is read by time only. At most ${MAX_LINES} lines and ${formatBytes(config.limits.maxOutputBytes)} per answer.`,
     input,
     output,
     annotations: { title: 'Read part of a log', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -50,6 +52,10 @@ export function readLogRange(config: LogsConfig): ToolDefinition<typeof input, t
         throw ToolError.invalidArgument(`endLine (${args.endLine}) is before startLine (${args.startLine}).`);
       }
       const window = byTime ? timeWindow(args.since, args.until) : {};
+      if (isJournalPath(args.path)) {
+        if (byLines) throw ToolError.invalidArgument('The journal has no line numbers: give since/until to read a part of it (or use tail_log, search_logs).');
+        return journalRangeReply(config, args.path, window, args.maxLines, RANGE_BUDGET_MS, ctx);
+      }
       const guard = await logGuard(ctx, config);
       return withLog(guard, args.path, async (log) => {
         const spec = await textLog(log, config);

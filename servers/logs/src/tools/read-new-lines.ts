@@ -5,6 +5,8 @@ import { pathArg } from '../arguments.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
 import { containerOf } from '../discovery.js';
 import { readNewLines as read } from '../new-lines.js';
+import { journalNewLinesReply } from '../journal/replies.js';
+import { isJournalPath } from '../journal/views.js';
 
 const input = z.object({
   path: pathArg,
@@ -28,11 +30,13 @@ export function readNewLines(config: LogsConfig): ToolDefinition<typeof input, t
       'Follows a log like tail -f, for clients that do not subscribe to resources: returns the complete lines appended since the cursor, ' +
       'and the next cursor. Detects rotation (the file was renamed and a new one created) and truncation (copytruncate, a rewrite), ' +
       'and says so in status and notes; the lines written before a rotation that the last call had not seen come first, from the rotated copy ' +
-      '(app.log.1, compressed or not), then every copy rotated since (app.log.2, then app.log.1, …) in order, then the live file; what could not be read is named in a note. A Kubernetes line the runtime split (CRI partial fragments) waits for its last fragment and comes joined. The first call, without a cursor, returns a cursor at the current end.',
+      '(app.log.1, compressed or not), then every copy rotated since (app.log.2, then app.log.1, …) in order, then the live file; what could not be read is named in a note. A Kubernetes line the runtime split (CRI partial fragments) waits for its last fragment and comes joined. ' +
+      'The journal (logs://journal, logs://journal/<unit>) is followed by journal cursor: each entry once. The first call, without a cursor, returns a cursor at the current end.',
     input,
     output,
     annotations: { title: 'Read new lines', readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async (args, ctx) => {
+      if (isJournalPath(args.path)) return journalNewLinesReply(config, args.path, args.cursor, Math.min(args.maxBytes, config.limits.maxOutputBytes), ctx);
       const guard = await logGuard(ctx, config);
       const result = await read(guard, args.path, args.cursor, Math.min(args.maxBytes, config.limits.maxOutputBytes));
       const { real, exists } = await guard.resolve(args.path);

@@ -7,6 +7,8 @@ import { GroupCounts, NO_VALUE, parseFieldFilters } from '../fields.js';
 import { DEFAULT_LIMITS, type LogsConfig } from '../config.js';
 import { LEVELS } from '../levels.js';
 import { runScan, type ScanReport } from '../scan-runner.js';
+import { searchJournal } from '../journal/read.js';
+import { splitPaths } from '../journal/views.js';
 import type { SearchMatch } from '../scan-protocol.js';
 import { scanTargets, selectLogs } from '../targets.js';
 
@@ -16,7 +18,7 @@ const input = z.object({
   pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).optional().describe('JavaScript regular expression matched against each line (or text, with literal: true). Omit to list every entry that passes level/since/until.'),
   literal: z.boolean().optional().default(false).describe('Match pattern as plain text (fastest).'),
   caseSensitive: z.boolean().optional().default(true).describe('Match case exactly (default true, like grep).'),
-  paths: z.array(z.string().min(1).max(4096)).max(100).optional().describe('Log files or directories to search. Default: every log under the allowed directories.'),
+  paths: z.array(z.string().min(1).max(4096)).max(100).optional().describe('Log files or directories to search, or logs://journal[/<unit>]. Default: every log under the allowed directories, and the journal when the server reads one.'),
   includeRotated: z.boolean().optional().default(true).describe('Also search rotated copies (app.log.1, app.log.2.gz, …), newest first.'),
   level: levelArg.optional(),
   since: sinceArg.optional(),
@@ -62,7 +64,7 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
     description:
       'Searches logs like grep, streaming: files of any size (and .gz ones) are read in chunks with bounded memory, rotated copies included. ' +
       'Filters by level (that level or above), by time (since/until), by fields of structured entries (JSON lines, logfmt: {"service": "api", "status": ">=500"}) ' +
-      'and by a regular expression or literal text; group_by counts the matches per value of a field; each match comes with its ' +
+      'and by a regular expression or literal text; the journal too (logs://journal, logs://journal/<unit>, with --journal or --journal-dir; its fields: {"_SYSTEMD_UNIT": "nginx.service"}); group_by counts the matches per value of a field; each match comes with its ' +
       'line number, time and level, and the first line of its entry when it is inside a stack trace. Reports progress, can be cancelled, and ' +
       `stops at its time budget (default ${searchBudgetMs / 1000} s) with what it found. Regular expressions that nest repetitions ((a+)+) are refused.`,
     input,
@@ -75,9 +77,10 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
       if (args.pattern !== undefined) checkPattern(args.pattern, args.literal, args.caseSensitive);
       const window = timeWindow(args.since, args.until);
       const started = performance.now();
-      const guard = await logGuard(ctx, config);
-      const files = await selectLogs(ctx, config, guard, args.paths, args.includeRotated);
-      const { targets, skipped } = await scanTargets(guard, config, files);
+      const { views, files: filePaths, withFiles } = await splitPaths(ctx, config, args.paths);
+      const guard = withFiles ? await logGuard(ctx, config) : undefined;
+      const files = guard ? await selectLogs(ctx, config, guard, filePaths, args.includeRotated) : [];
+      const { targets, skipped } = guard ? await scanTargets(guard, config, files) : { targets: [], skipped: [] };
       const budgetMs = Math.min(maxBudgetMs, (args.timeBudgetSeconds ?? searchBudgetMs / 1000) * 1000);
       const query = {
         ...(args.pattern !== undefined ? { pattern: args.pattern } : {}),
@@ -90,14 +93,27 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
         ...(args.fields ? { fields: parseFieldFilters(args.fields) } : {}),
         ...(args.group_by !== undefined ? { groupBy: args.group_by } : {}),
       };
-      const report = await runScan({ kind: 'search', query, deadline: Date.now() + budgetMs }, targets, guard, ctx, (r) => countOf(r.matches.length, 'match', 'matches'));
+      const deadline = Date.now() + budgetMs;
+      const report: ScanReport = guard
+        ? await runScan({ kind: 'search', query, deadline }, targets, guard, ctx, (r) => countOf(r.matches.length, 'match', 'matches'))
+        : { matches: [], files: [], killed: false, bytesScanned: 0, filesNotReached: 0 };
+      // The journal after the files, with what is left of the results and the time.
+      let journalsSearched = 0;
+      for (const view of views) {
+        if (report.stopped) break;
+        const found = await searchJournal(config, view, query, { signal: ctx.signal, deadline, limit: args.maxResults - report.matches.length, chunkDone: () => undefined });
+        report.matches.push(...found.matches);
+        report.bytesScanned += found.bytes;
+        journalsSearched += found.journals;
+        if (found.stopped) report.stopped = found.stopped;
+      }
       for (const f of report.files) if (f.outcome.status === 'unreadable') skipped.push({ display: f.display, reason: f.outcome.reason });
       const containers = new Map(targets.flatMap((t) => (t.container !== undefined ? [[t.display, t.container] as const] : [])));
       for (const m of report.matches) {
         const container = containers.get(m.file);
         if (container !== undefined) m.container = container;
       }
-      const filesSearched = report.files.filter((f) => f.outcome.status === 'scanned').length;
+      const filesSearched = report.files.filter((f) => f.outcome.status === 'scanned').length + journalsSearched;
       const timedOut = report.stopped === 'time-budget';
       const structured = {
         matches: report.matches,

@@ -8,6 +8,8 @@ import { LOG_FORMATS, parserFor } from '../formats/parsers.js';
 import { containerOf } from '../discovery.js';
 import { textLog } from '../inspect.js';
 import { hasFilter, tailLog } from '../tail.js';
+import { journalTailReply } from '../journal/replies.js';
+import { isJournalPath } from '../journal/views.js';
 
 const MAX_LINES = 5000;
 
@@ -40,13 +42,12 @@ export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, ty
     description:
       'The last lines of a log, like tail -n: fast whatever the size of the file (it reads backwards from the end). With level, grep or since, ' +
       'the last matching entries, each with its continuation lines (a stack trace stays with the line that starts it). fields filters structured entries ' +
-      '(JSON lines, logfmt: {"service": "api", "status": ">=500"}); group_by counts the entries returned per value of a field. Works on rotated and .gz files too. ' +
+      '(JSON lines, logfmt, the journal: {"service": "api", "status": ">=500"}); group_by counts the entries returned per value of a field. Works on rotated and .gz files, and on the journal (logs://journal, logs://journal/<unit>). ' +
       `At most ${MAX_LINES} lines and ${formatBytes(config.limits.maxOutputBytes)} per answer.`,
     input,
     output,
     annotations: { title: 'Tail a log', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args, ctx) => {
-      const guard = await logGuard(ctx, config);
       const since = pointInTime('since', args.since);
       const filter = {
         ...(args.level ? { minLevel: args.level } : {}),
@@ -54,6 +55,8 @@ export function tailLogTool(config: LogsConfig): ToolDefinition<typeof input, ty
         ...(since !== undefined ? { since } : {}),
         ...(args.fields ? { fields: parseFieldFilters(args.fields) } : {}),
       };
+      if (isJournalPath(args.path)) return journalTailReply(config, args.path, args, filter, ctx);
+      const guard = await logGuard(ctx, config);
       return withLog(guard, args.path, async (log) => {
         const spec = await textLog(log, config);
         const result = await tailLog(log, {
