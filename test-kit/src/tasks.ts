@@ -5,6 +5,8 @@
  * `_meta[TASK_META]`, so tests call tools through the SDK and see either the result or the task;
  * tasks/get, tasks/update and tasks/cancel go through `client.request` as they are.
  */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -107,4 +109,24 @@ export async function errorCode(request: Promise<unknown>): Promise<number> {
     return (error as { code?: number }).code ?? NaN;
   }
   throw new Error('the request was not refused');
+}
+
+/**
+ * A Redis prefix of the test's own (under the machine's Redis), and how to delete every key under
+ * it afterwards.
+ */
+export function redisPrefix(url: string): { prefix: string; clean: () => Promise<void> } {
+  const prefix = `suite-test-tasks-${process.pid}-${randomBytes(4).toString('hex')}:`;
+  return {
+    prefix,
+    clean: async () => {
+      const redis = new Redis(url);
+      try {
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+      } finally {
+        redis.disconnect();
+      }
+    },
+  };
 }
