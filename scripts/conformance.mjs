@@ -45,6 +45,8 @@ kit.servers.fixture = {
   bin: path.join(root, 'test-kit', 'dist', 'fixture-server.js'),
   args: ['--task-after-ms', '100'],
   fixture: async () => undefined,
+  // The tasks scenarios are in the 2026-07-28 requirements only.
+  revisions: ['2026-07-28'],
 };
 const writeBaselines = process.argv.includes('--write-baselines');
 const wanted = process.argv.slice(2).filter((a) => a !== '--write-baselines');
@@ -109,6 +111,7 @@ function runSuite(url, revision, baseline, outputDir) {
  */
 function fixtureReason(scenario, check, capabilities) {
   const message = check.errorMessage ?? '';
+  if (currentServer === 'fixture' && !scenario.startsWith('tasks-')) return "the suite's tasks fixture serves the tasks scenarios only (the servers' own runs cover the rest)";
   if (/Method not found/.test(message) && /prompts/.test(`${scenario}:${check.id}`) && !capabilities.prompts) return 'this server offers no prompts';
   if (/Method not found/.test(message) && /^resources-(un)?subscribe$/.test(scenario) && !capabilities.resources?.subscribe) return 'this server offers no resource subscriptions';
   if (scenario === 'input-required-result-non-tool-request' && /Method not found/.test(message) && !capabilities.prompts) return 'this server offers no prompts';
@@ -178,7 +181,7 @@ try {
     const url = `http://${allowedHost}/mcp`;
     const capabilities = writeBaselines ? await capabilitiesOf(url) : {};
     try {
-      for (const revision of REVISIONS) {
+      for (const revision of server.revisions ?? REVISIONS) {
         const started = Date.now();
         const baseline = path.join(root, 'conformance', `${name}-${revision}.yml`);
         const outputDir = path.join(work, 'results', `${name}-${revision}`);
@@ -214,5 +217,6 @@ try {
   await kit.stop();
   await rm(work, { recursive: true, force: true });
 }
-console.log(`conformance: ${names.length * REVISIONS.length - failed} of ${names.length * REVISIONS.length} runs as expected`);
+const runs = names.reduce((n, name) => n + (kit.servers[name].revisions ?? REVISIONS).length, 0);
+console.log(`conformance: ${runs - failed} of ${runs} runs as expected`);
 process.exit(failed > 0 ? 1 : 0);

@@ -77,8 +77,9 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async update(taskId: string, patch: TaskPatch): Promise<TaskRecord | undefined> {
-    // Optimistic: read, apply, write if nobody wrote in between; a few rounds settle any race.
-    for (let attempt = 0; attempt < 8; attempt += 1) {
+    // Optimistic: read, apply, write if nobody wrote in between. Each round some writer wins, so
+    // the rounds bound the writers racing on one task (a handful in practice: result, cancel, updates).
+    for (let attempt = 0; attempt < 50; attempt += 1) {
       const [version, text] = await this.must((redis) => redis.hmget(this.key(taskId), 'version', 'record'));
       if (version === null || version === undefined || text === null || text === undefined) return undefined;
       const current = JSON.parse(text) as TaskRecord;
