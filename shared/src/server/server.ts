@@ -503,7 +503,7 @@ export class SuiteServer {
     }
     if (this.prompts.size > 0) caps.prompts = { listChanged: lists };
     // The tasks extension is a 2026-07-28 one; offered when some tool may become a task.
-    if (!lists && [...this.registered.values()].some((t) => t.longRunning)) (caps as { extensions?: Record<string, object> }).extensions = { [TASKS_EXTENSION]: {} };
+    if (!lists && this.exposedTools().some((t) => t.longRunning)) (caps as { extensions?: Record<string, object> }).extensions = { [TASKS_EXTENSION]: {} };
     const completes = this.templates.some((t) => t.def.complete) || [...this.prompts.values()].some((p) => p.complete);
     if (completes) caps.completions = {};
     return caps;
