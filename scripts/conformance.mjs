@@ -118,7 +118,7 @@ function fixtureReason(scenario, check, capabilities) {
   if (check.id === 'sep-2549-resources-read-caching-hints' && capabilities.roots) {
     return "the read first asks the suite's client for its roots (input_required: that client declares roots); the final answer carries the hints";
   }
-  if (scenario.startsWith('tasks-') && !capabilities.extensions?.['io.modelcontextprotocol/tasks']) return 'the tasks extension, which this server does not offer (none of its tools runs long)';
+  if (scenario.startsWith('tasks-') && !capabilities.extensions?.['io.modelcontextprotocol/tasks']) return 'the tasks extension, which this server does not offer as run here (no long-running tool enabled)';
   if (scenario.startsWith('tasks-') && /(slow_compute|failing_job|confirm_delete|multi_input|test_tool_with_task|routing-task fixture)/.test(message)) {
     return `the reference fixture's ${/(slow_compute|failing_job|confirm_delete|multi_input|test_tool_with_task)/.exec(message)?.[1] ?? 'slow_compute'} (the suite's fixture runs these scenarios)`;
   }
