@@ -123,7 +123,6 @@ function fixtureReason(scenario, check, capabilities) {
     return `the reference fixture's ${/(slow_compute|failing_job|confirm_delete|multi_input|test_tool_with_task)/.exec(message)?.[1] ?? 'slow_compute'} (the suite's fixture runs these scenarios)`;
   }
   if (scenario.startsWith('tasks-') && /^Not testable: no task was created by the preceding step/.test(message)) return "a step after one that needs the reference fixture's slow_compute (the suite's fixture runs these scenarios)";
-  if (scenario === 'tasks-mrtr-composition') return "a tool that gathers input with input_required before it becomes a task: the suite's tasks gather input as the task's own input_required (tasks/update)";
   if (/Unknown (tool|prompt): \S+|Unknown tool: test_|Resource not found: test:\/\/|Tool '\S+' not found\. Available tools/.test(message)) return `the reference fixture's ${/(tool|prompt|Resource)[^:]*: ?'?(\S+?)'?[.\s]/.exec(message)?.[2] ?? 'test surface'}`;
   if (/^Not testable: server (does not list the diagnostic tool|exposes no tool with x-mcp-header)/.test(message)) return message.replace(/^Not testable: /, '').split(/[,;(]/)[0].trim();
   if (/^Server returned JSON-RPC error instead of re-requesting via InputRequiredResult/.test(message)) return "the reference fixture's test_input_required_result_* tools";

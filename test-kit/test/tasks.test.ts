@@ -180,6 +180,21 @@ describe('tasks (io.modelcontextprotocol/tasks) on the shared layer, through the
     expect(done.result?.content[0]?.text).toBe('Got one and two.');
   });
 
+  it('a tool that always runs as a task asks first with input_required rounds, then becomes a task with the answer', async () => {
+    const { a } = await replicas();
+    const alice = await client(a.url, 'alice');
+    const asked: string[] = [];
+    alice.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { user_name: 'Alice' } };
+    });
+    const { task } = await callTool(alice, 'test_tool_with_task', {});
+    expect(asked).toEqual(['Your name?']);
+    expect(task, 'the round with the answer is a task').toBeDefined();
+    const done = await untilTask(alice, task!.taskId);
+    expect(done.result?.content[0]?.text).toBe('Hello, Alice!');
+  });
+
   it('over stdio (the in-memory store): a handle, then the result', async () => {
     const stdio = await connectTaskStdio(bin, ['--task-after-ms', String(BUDGET_MS)]);
     closers.push(() => stdio.close());

@@ -666,6 +666,7 @@ export class SuiteServer {
         runtime: this.options.tasks ?? processTasks(),
         sessionId: this.sessionId,
         transport: this.session.transport,
+        seal: this.seal,
         exposedTool: (name) => {
           const tool = this.registered.get(name);
           return tool && this.gate.allows(tool) ? tool : undefined;

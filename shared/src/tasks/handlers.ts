@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CLIENT_CAPABILITIES_META_KEY, ProtocolError as McpError, type ClientCapabilities, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { RequestContext } from '../server/context.js';
-import { InputLedger, InputNeeded } from '../server/input-requests.js';
+import { InputLedger, InputNeeded, type RequestStateSeal } from '../server/input-requests.js';
 import { runTool, type AnyToolDefinition } from '../server/tools.js';
 import { bindingOf } from '../auth/principal.js';
 import { MISSING_REQUIRED_CLIENT_CAPABILITY, TASKS_EXTENSION, TaskRequestError, type Attempt, type TaskRuntime } from './runtime.js';
@@ -18,6 +18,8 @@ export interface TaskHost {
   /** The session the instance serves: stdio and in-memory clients are told apart by it. */
   readonly sessionId: string;
   readonly transport: string;
+  /** Seals the state of a 2026-07-28 input_required answer (a required-task tool's input rounds). */
+  readonly seal: RequestStateSeal;
   exposedTool(name: string): AnyToolDefinition | undefined;
   context(sdkCtx: ServerContext, ledger?: InputLedger): RequestContext;
 }
@@ -57,16 +59,24 @@ export function missingTasksCapability(what: string): McpError {
   });
 }
 
-/** One run of a tool inside a task: the task's signal, the answers so far, unexpected failures thrown. */
-function attemptOf(host: TaskHost, tool: AnyToolDefinition, args: unknown, sdkCtx: ServerContext): Attempt {
+/**
+ * One run of a tool inside a task: the task's signal, the answers so far, unexpected failures
+ * thrown. `first` is the request's own ledger for the first run (answers of earlier input_required
+ * rounds), and `asked` hears what that run needed.
+ */
+function attemptOf(host: TaskHost, tool: AnyToolDefinition, args: unknown, sdkCtx: ServerContext, first?: { ledger: InputLedger; asked: (needed: InputNeeded) => void }): Attempt {
+  let initial = first;
   return async (signal, answers) => {
-    const ledger = InputLedger.withAnswers(answers);
+    const ledger = initial?.ledger ?? InputLedger.withAnswers(answers);
+    const asked = initial?.asked;
+    initial = undefined;
     const ctx: RequestContext = { ...host.context(sdkCtx, ledger), signal };
     try {
       return { result: await runTool(tool, args, ctx, { rethrowUnexpected: true }) };
     } catch (error) {
-      if (error instanceof InputNeeded) return { inputRequests: ledger.pendingRequests() };
-      throw error;
+      if (!(error instanceof InputNeeded)) throw error;
+      asked?.(error);
+      return { inputRequests: ledger.pendingRequests() };
     }
   };
 }
@@ -82,14 +92,20 @@ export async function callWithTasks(host: TaskHost, tool: AnyToolDefinition, par
     if (tool.longRunning === 'required') throw missingTasksCapability(`${tool.name}`);
     return undefined;
   }
+  const required = tool.longRunning === 'required';
+  // A tool that always runs as a task gathers what it asks first with input_required rounds (the
+  // answers travel sealed in requestState), and becomes a task once it has them.
+  let needed: InputNeeded | undefined;
+  const ledger = required ? InputLedger.open(sdkCtx, { tool: tool.name, arguments: params.arguments ?? {} }) : undefined;
   try {
     return await host.runtime.call({
       principal: taskPrincipal(host, sdkCtx),
       tool: tool.name,
       arguments: params.arguments ?? {},
-      required: tool.longRunning === 'required',
+      required,
       requestSignal: sdkCtx.mcpReq.signal,
-      attempt: attemptOf(host, tool, params.arguments, sdkCtx),
+      attempt: attemptOf(host, tool, params.arguments, sdkCtx, ledger ? { ledger, asked: (error) => (needed = error) } : undefined),
+      ...(ledger ? { inputFirst: async () => (needed ? ((await ledger.inputRequired(needed, host.seal, sdkCtx)) as unknown as Record<string, unknown>) : undefined) } : {}),
     });
   } catch (error) {
     throw asRpcError(error);

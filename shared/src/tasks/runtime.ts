@@ -87,7 +87,16 @@ export class TaskRuntime {
    * call ends within the budget (`required`: never), else a task, stored before its handle is
    * returned. A need of the client's answers makes it a task at once (it waits for tasks/update).
    */
-  async call(input: { principal: string; tool: string; arguments: Record<string, unknown>; required: boolean; requestSignal: AbortSignal; attempt: Attempt }): Promise<Record<string, unknown>> {
+  async call(input: {
+    principal: string;
+    tool: string;
+    arguments: Record<string, unknown>;
+    required: boolean;
+    requestSignal: AbortSignal;
+    attempt: Attempt;
+    /** When the first run needs input before any task exists: the input_required answer to give instead, if any. */
+    inputFirst?: () => Promise<Record<string, unknown> | undefined>;
+  }): Promise<Record<string, unknown>> {
     const controller = new AbortController();
     const forward = (): void => controller.abort(input.requestSignal.reason);
     input.requestSignal.addEventListener('abort', forward, { once: true });
@@ -96,6 +105,13 @@ export class TaskRuntime {
     const budget = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), input.required ? 0 : this.afterMs)));
     const first = await Promise.race([work, budget]);
     clearTimeout(timer);
+    if (first !== 'late' && 'inputRequests' in first && input.inputFirst) {
+      const asked = await input.inputFirst();
+      if (asked) {
+        input.requestSignal.removeEventListener('abort', forward);
+        return asked;
+      }
+    }
     if (first !== 'late' && !input.required && 'result' in first) {
       input.requestSignal.removeEventListener('abort', forward);
       if (first.failed) throw first.failed.cause;
