@@ -118,4 +118,31 @@ describe('task stores: compare-and-set, terminal states final (in memory, and in
     expect(result.isError).toBe(true);
     expect(result.content[0]!.text).toMatch(/larger than the 1000 bytes a task keeps/);
   });
+
+  it('past the cap on running tasks a call is answered plainly; the memory store keeps at most its cap, finished ones going first', async () => {
+    const runtime = new TaskRuntime({ maxRunning: 1, afterMs: 0 });
+    closers.push(() => runtime.close());
+    const slow = (ms: number, text: string) => async (signal: AbortSignal) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { result: { content: [{ type: 'text', text: signal.aborted ? 'aborted' : text }] } };
+    };
+    const call = (ms: number, text: string) =>
+      runtime.call({ principal: 'p', tool: 't', arguments: {}, required: false, requestSignal: new AbortController().signal, attempt: slow(ms, text) });
+    const first = await call(500, 'first');
+    expect(first.resultType).toBe('task');
+    const second = await call(50, 'second');
+    expect(second).toEqual({ content: [{ type: 'text', text: 'second' }] });
+    await runtime.cancel(first.taskId as string, 'p');
+
+    const store = new MemoryTaskStore(3);
+    closers.push(() => store.close());
+    const made = [record(), record(), record()];
+    for (const r of made) await store.create(r);
+    await store.update(made[1]!.taskId, { status: 'completed', result: { content: [] } });
+    const fourth = record();
+    await store.create(fourth);
+    expect(await store.get(made[1]!.taskId)).toBeUndefined();
+    expect((await store.get(made[0]!.taskId))?.status).toBe('working');
+    expect((await store.get(fourth.taskId))?.status).toBe('working');
+  });
 });

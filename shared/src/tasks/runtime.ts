@@ -28,6 +28,8 @@ export interface TaskRuntimeOptions {
   pollIntervalMs?: number;
   /** Largest result kept, as JSON (default 4 MiB); a larger one is replaced by an error result. */
   maxResultBytes?: number;
+  /** Most tasks running in this process at once (default 100); past it a call is answered plainly, however long it takes. */
+  maxRunning?: number;
   log?: Logger;
 }
 
@@ -58,6 +60,7 @@ export class TaskRuntime {
   readonly ttlMs: number;
   readonly pollIntervalMs: number;
   readonly maxResultBytes: number;
+  readonly maxRunning: number;
   private readonly log: Logger | undefined;
   /** The tasks running in this process, with what stops them. */
   private readonly running = new Map<string, { controller: AbortController; ttlMs: number }>();
@@ -70,6 +73,7 @@ export class TaskRuntime {
     this.ttlMs = options.ttlMs ?? 3_600_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.maxResultBytes = options.maxResultBytes ?? 4 * 1024 * 1024;
+    this.maxRunning = options.maxRunning ?? 100;
     this.log = options.log;
     // A third of the lease: two renewals may be lost to a slow Redis before the lease lapses.
     this.renewer = setInterval(() => void this.renew(), 5_000);
@@ -101,6 +105,14 @@ export class TaskRuntime {
     const forward = (): void => controller.abort(input.requestSignal.reason);
     input.requestSignal.addEventListener('abort', forward, { once: true });
     const work = this.execute(input.tool, input.attempt, controller.signal, {});
+    // Tasks hold their work and results in this process until they finish: a bound on how many, so
+    // that a client cannot pile up work it never waits for. Past it the call is an ordinary one.
+    if (this.running.size >= this.maxRunning && !input.required) {
+      const outcome = await work;
+      input.requestSignal.removeEventListener('abort', forward);
+      if ('result' in outcome && !outcome.failed) return outcome.result;
+      if (outcome.failed) throw outcome.failed.cause;
+    }
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), input.required ? 0 : this.afterMs)));
     const first = await Promise.race([work, budget]);

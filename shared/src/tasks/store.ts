@@ -81,7 +81,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly cancelHandlers = new Set<(taskId: string) => void>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor() {
+  /** @param maxTasks most tasks kept at once; past it the oldest finished ones go first (then the oldest). */
+  constructor(private readonly maxTasks = 10_000) {
     this.sweeper = setInterval(() => {
       const now = Date.now();
       for (const [id, entry] of this.tasks) if (entry.expiresAt <= now) this.tasks.delete(id);
@@ -90,7 +91,20 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async create(record: TaskRecord): Promise<void> {
+    if (this.tasks.size >= this.maxTasks) this.evict();
     this.tasks.set(record.taskId, { record: structuredClone(record), expiresAt: Date.now() + record.ttlMs });
+  }
+
+  /** Makes room for one task: the oldest finished one, else the oldest (a task never read back is lost, not memory). */
+  private evict(): void {
+    for (const [id, entry] of this.tasks) {
+      if (TERMINAL.has(entry.record.status)) {
+        this.tasks.delete(id);
+        return;
+      }
+    }
+    const oldest = this.tasks.keys().next();
+    if (!oldest.done) this.tasks.delete(oldest.value);
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
