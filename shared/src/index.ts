@@ -13,6 +13,8 @@ export {
 } from './cli/cli.js';
 export { RequestStateSeal, configureRequestState } from './server/input-requests.js';
 export { SuiteServer, type SuiteServerOptions, type ListKind } from './server/server.js';
+export { TaskRuntime, configureTasks, processTasks, TASKS_EXTENSION, type TaskRuntimeOptions } from './tasks/runtime.js';
+export { MemoryTaskStore, type TaskStore, type TaskRecord, type TaskStatus } from './tasks/store.js';
 export type {
   AuthInfo,
   SessionInfo,

@@ -132,7 +132,7 @@ export interface Exit {
 
 const PROTOCOL_VERSION = '2025-06-18';
 
-function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   return Object.fromEntries(Object.entries({ ...process.env, ...extra }).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 

@@ -24,6 +24,8 @@ export interface GithubToolSpec<I extends z.ZodObject> {
   scope?: ClassicScope;
   /** The answer's size cap when it is not limits.maxOutputChars (a file the tool already bounded). */
   outputLimit?: (limits: GithubLimits) => number;
+  /** Fetches many pages or logs: a task for 2026-07-28 clients with the tasks extension when it runs past --task-after-ms. */
+  longRunning?: boolean;
   run(args: z.output<I>, call: GithubCall): Promise<GithubReply>;
 }
 
@@ -87,6 +89,7 @@ export function githubTool<I extends z.ZodObject>(spec: GithubToolSpec<I>): Gith
       input: spec.input,
       aliases: aliasesOf(spec),
       annotations: { ...spec.annotations, openWorldHint: true },
+      ...(spec.longRunning ? { longRunning: true } : {}),
       meta: { [PERMISSIONS_META_KEY]: { fineGrained: access.permission, classic: access.scope } },
       handler: async (args, ctx) => {
         const notes: string[] = [];

@@ -5,6 +5,8 @@ import { UsageError } from '../core/errors.js';
 import { setProcessChangeRelay } from '../changes/subscriptions.js';
 import { setProcessSharedLimits } from '../replicas/shared-limits.js';
 import { configureRequestState } from '../server/input-requests.js';
+import { configureTasks } from '../tasks/runtime.js';
+import type { TaskStore } from '../tasks/store.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from '../core/logging.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transports/stdio.js';
 import { terminateAllProcesses } from '../process/process.js';
@@ -143,6 +145,12 @@ const COMMON_FLAGS = {
     valueName: 'PATH',
     description: 'Seal 2026-07-28 multi-round-trip state with the key in this file, at least 32 bytes (or set MCP_REQUEST_STATE_KEY; default: a random key per process).',
   },
+  'task-after-ms': {
+    type: 'string',
+    valueName: 'MS',
+    description: 'How long a long-running tool call may run before it becomes a task, for 2026-07-28 clients that declare the tasks extension (default 3000; or set MCP_TASK_AFTER_MS).',
+  },
+  'task-ttl': { type: 'string', valueName: 'SECONDS', description: 'How long a task and its result are kept after it last changed (default 3600; or set MCP_TASK_TTL).' },
   'log-level': { type: 'string', valueName: 'LEVEL', description: `Stderr log level: ${LOG_LEVELS.join(', ')} (default warning).` },
   'metrics-port': {
     type: 'string',
@@ -345,22 +353,29 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const selection = parseSelection(spec, values);
     const stateKey = await requestStateKey(values['request-state-key-file'] as string | undefined);
     configureRequestState(stateKey);
+    const taskAfterMs = integerFlag((values['task-after-ms'] as string | undefined) ?? process.env.MCP_TASK_AFTER_MS, 'task-after-ms', 3000, { min: 0, max: 3_600_000 });
+    const taskTtlMs = integerFlag((values['task-ttl'] as string | undefined) ?? process.env.MCP_TASK_TTL, 'task-ttl', 3600, { min: 1, max: 7 * 86_400 }) * 1000;
+    let taskStore: TaskStore | undefined;
     const redisUrl = (values['redis-url'] as string | undefined) ?? process.env.MCP_REDIS_URL;
     if (redisUrl !== undefined && !http) throw new UsageError('--redis-url (MCP_REDIS_URL) joins HTTP replicas; it applies only with --http.');
     if (redisUrl !== undefined) {
-      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }, { RedisSharedLimits }, { RedisSecretStore }] = await Promise.all([
+      const [{ RedisLink }, { RedisChangeRelay }, { RedisSessionDirectory }, { RedisSharedLimits }, { RedisSecretStore }, { RedisTaskStore }] = await Promise.all([
         import('../replicas/redis-link.js'),
         import('../replicas/redis-relay.js'),
         import('../replicas/session-directory.js'),
         import('../replicas/redis-limits.js'),
         import('../auth/redis-secret-store.js'),
+        import('../tasks/redis-store.js'),
       ]);
       const prefix = (values['redis-prefix'] as string | undefined) ?? process.env.MCP_REDIS_PREFIX ?? `suite:${spec.bin.replace(/^mcp-server-/, '')}:`;
       const link = new RedisLink(redisUrl, log.child('redis'), { prefix });
       redisSecrets = (namespace, sealer) => new RedisSecretStore(link, namespace, sealer);
       const changes = new RedisChangeRelay(link);
+      taskStore = new RedisTaskStore(link);
+      const tasks = taskStore;
       relay = {
         close: async () => {
+          await tasks.close();
           await changes.close();
           await link.close();
         },
@@ -370,6 +385,14 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
       // Upstream limits (github's per token) under names keyed by the requestState key, which replicas share.
       setProcessSharedLimits(new RedisSharedLimits(link, log.child('redis'), stateKey !== undefined ? { secret: stateKey } : {}));
     }
+    const taskRuntime = configureTasks({ afterMs: taskAfterMs, ttlMs: taskTtlMs, log: log.child('tasks'), ...(taskStore ? { store: taskStore } : {}) });
+    const closeRelay = relay;
+    relay = {
+      close: async () => {
+        await taskRuntime.close();
+        await closeRelay?.close();
+      },
+    };
 
     const oauthIssuer = nonEmpty((values['auth-issuer'] as string | undefined) ?? process.env.MCP_AUTH_ISSUER);
     const httpInfo: HttpServiceInfo | undefined = http

@@ -11,9 +11,10 @@ import { decodeCursor, encodeCursor } from './pagination.js';
 import { ProtocolError } from './protocol-errors.js';
 import { oauthGrantOf } from '../auth/principal.js';
 import type { Completer, PromptDefinition, ResourceContents, ResourceDefinition, ResourceListing, ResourceTemplateDefinition, TemplateVariables } from './resources.js';
-import { runTool, toJsonSchema, type ToolDefinition } from './tools.js';
+import { runTool, toJsonSchema, type CallToolResult, type ToolDefinition } from './tools.js';
 import type { TemplateMatcher } from './uri-templates.js';
 import { APP_MIME_TYPE, isAppOnly, toolAppMeta } from '../apps/meta.js';
+import { callWithTasks, installTaskHandlers, type TaskHost } from '../tasks/handlers.js';
 
 /**
  * The MCP request handlers of one SDK instance, over what a SuiteServer registered. The era decides
@@ -52,6 +53,8 @@ export interface HandlerHost {
   readResource(uri: string, context: RequestContext): Promise<ResourceContents[]>;
   matchTemplate(uri: string): { template: RegisteredTemplate; variables: TemplateVariables } | undefined;
   guardResourceCall<T>(fn: () => Promise<T>): Promise<T>;
+  /** The tasks extension (2026-07-28 era). */
+  readonly tasks: TaskHost;
 }
 
 /** The state a resources/list cursor carries: which template (phase) and that template's own cursor. */
@@ -113,6 +116,8 @@ export function installHandlers(sdk: Server, host: HandlerHost): void {
       return { content: [{ type: 'text', text: `${tool.name} writes, and the access token grants read access only: authorize again with the server's write scope.` }], isError: true };
     }
     if (host.era === 'legacy') return runTool(tool, request.params.arguments, host.context(sdkCtx));
+    const tasked = await callWithTasks(host.tasks, tool, request.params, sdkCtx);
+    if (tasked) return tasked as CallToolResult;
     const ledger = InputLedger.open(sdkCtx, { tool: tool.name, arguments: request.params.arguments ?? {} });
     try {
       return await runTool(tool, request.params.arguments, host.context(sdkCtx, ledger));
@@ -122,6 +127,7 @@ export function installHandlers(sdk: Server, host: HandlerHost): void {
     }
   });
 
+  if (host.era === 'modern' && host.exposedTools().some((tool) => tool.longRunning)) installTaskHandlers(sdk, host.tasks);
   if (host.resources.size > 0 || host.templates.length > 0) installResourceHandlers(sdk, host);
   if (host.prompts.size > 0) installPromptHandlers(sdk, host);
 

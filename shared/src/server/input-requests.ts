@@ -72,6 +72,8 @@ export function processRequestStateSeal(): RequestStateSeal {
 /** One 2026-07-28 request's answers from the client, earlier rounds' and this round's. */
 export class InputLedger {
   private readonly counters = new Map<string, number>();
+  /** The needs asked this round without an answer (a task waits for all of them at once). */
+  private readonly missing = new Map<string, InputRequest>();
 
   private constructor(
     private readonly answers: Record<string, unknown>,
@@ -100,6 +102,16 @@ export class InputLedger {
     return new InputLedger(answers, digest);
   }
 
+  /** A task's ledger: the answers its client gave through tasks/update (stored, not sealed). */
+  static withAnswers(answers: Record<string, unknown>): InputLedger {
+    return new InputLedger({ ...answers }, 'task');
+  }
+
+  /** What this round asked without an answer, by key. */
+  pendingRequests(): Record<string, InputRequest> {
+    return Object.fromEntries(this.missing);
+  }
+
   /** The next key for a need of this kind: the same handler asks in the same order each round. */
   nextKey(kind: string): string {
     const n = (this.counters.get(kind) ?? 0) + 1;
@@ -110,6 +122,7 @@ export class InputLedger {
   /** The client's answer to `key`, or {@link InputNeeded} asking for it. */
   answer(key: string, request: InputRequest): unknown {
     if (Object.hasOwn(this.answers, key)) return this.answers[key];
+    this.missing.set(key, request);
     throw new InputNeeded(key, request);
   }
 

@@ -42,6 +42,7 @@ import { TemplateMatcher } from './uri-templates.js';
 import { TracedServer } from '../telemetry/traced-server.js';
 import type { AnyToolDefinition, ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
+import { TASKS_EXTENSION, processTasks, type TaskRuntime } from '../tasks/runtime.js';
 
 /**
  * Which protocol era an SDK instance serves: `legacy` is 2025-11-25 and earlier (sessions,
@@ -76,6 +77,8 @@ export interface SuiteServerOptions {
    * process (or one key per deployment), shared by every instance. A per-instance random key otherwise.
    */
   requestState?: RequestStateSeal;
+  /** The process's task runtime (tasks extension, 2026-07-28); the one configureTasks set otherwise. */
+  tasks?: TaskRuntime;
 }
 
 
@@ -501,6 +504,8 @@ export class SuiteServer {
       caps.resources = { listChanged: true, subscribe: this.options.changes !== undefined };
     }
     if (this.prompts.size > 0) caps.prompts = { listChanged: lists };
+    // The tasks extension is a 2026-07-28 one; offered when some tool may become a task.
+    if (!lists && this.exposedTools().some((t) => t.longRunning)) (caps as { extensions?: Record<string, object> }).extensions = { [TASKS_EXTENSION]: {} };
     const completes = this.templates.some((t) => t.def.complete) || [...this.prompts.values()].some((p) => p.complete);
     if (completes) caps.completions = {};
     return caps;
@@ -659,6 +664,17 @@ export class SuiteServer {
       readResource: (uri, context) => this.readResource(uri, context),
       matchTemplate: (uri) => this.matchTemplate(uri),
       guardResourceCall: (fn) => this.guardResourceCall(fn),
+      tasks: {
+        runtime: this.options.tasks ?? processTasks(),
+        sessionId: this.sessionId,
+        transport: this.session.transport,
+        seal: this.seal,
+        exposedTool: (name) => {
+          const tool = this.registered.get(name);
+          return tool && this.gate.allows(tool) ? tool : undefined;
+        },
+        context: (sdkCtx, ledger) => this.context(sdkCtx, ledger),
+      },
     };
   }
 

@@ -56,6 +56,13 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * (`io.example/key`): `_meta` is shared with the protocol and extensions.
    */
   meta?: Readonly<Record<string, unknown>>;
+  /**
+   * The call may outlast a client's request timeout (a search over gigabytes, a slow query). For a
+   * 2026-07-28 client that declares the tasks extension it becomes a task when it runs past the
+   * budget (--task-after-ms); every other client gets the plain result. `'required'` (conformance
+   * fixtures only) always makes a task and refuses clients without the extension.
+   */
+  longRunning?: boolean | 'required';
   // Method syntax on purpose: a list of tools with different schemas is then a list of AnyTool.
   handler(args: z.output<I>, ctx: RequestContext): Promise<ToolReply<O extends z.ZodObject ? z.output<O> : undefined>>;
 }
@@ -95,6 +102,7 @@ export async function runTool(
   tool: ToolDefinition<z.ZodObject, z.ZodObject | undefined>,
   rawArgs: unknown,
   ctx: RequestContext,
+  options: { rethrowUnexpected?: boolean } = {},
 ): Promise<CallToolResult> {
   const renamed = dropNullOptionals(renameAliases(rawArgs ?? {}, tool.aliases), tool.input);
   if (typeof renamed === 'string') return errorResult(`Invalid arguments for ${tool.name}: ${renamed}`, ctx.secrets);
@@ -115,6 +123,8 @@ export async function runTool(
   } catch (error) {
     // Not a failure: the 2026-07-28 client must answer first (sampling, roots); the call is retried.
     if (error instanceof InputNeeded) throw error;
+    // A task fails (rather than completes with isError) when its tool breaks unexpectedly.
+    if (options.rethrowUnexpected && !(error instanceof ToolError) && !(error instanceof CancelledError) && !(ctx.signal.aborted && isAbortError(error))) throw error;
     return failureResult(tool.name, error, ctx);
   }
 }

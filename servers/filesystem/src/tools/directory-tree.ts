@@ -35,6 +35,8 @@ export function directoryTreeTool(config: FilesystemConfig): AnyToolDefinition {
   const { maxEntries: defaultMax, readTimeoutMs } = config.limits;
   return defineTool({
     name: 'directory_tree',
+    // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+    longRunning: true,
     description:
       "Get a recursive tree of files and directories as JSON: each entry has 'name', 'type' (file/directory) and, for " +
       "directories, 'children' (always an array, possibly empty). Formatted with 2-space indentation. excludePatterns are " +

@@ -106,6 +106,8 @@ export function searchContentTool(config: FilesystemConfig): AnyToolDefinition {
   const { readTimeoutMs } = config.limits;
   return defineTool({
     name: 'search_content',
+    // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+    longRunning: true,
     description: searchContentDescription,
     input: searchContentInput,
     output: searchContentOutput,

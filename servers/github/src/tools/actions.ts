@@ -90,6 +90,8 @@ function logSection(job: JobSummary, read: LogRead, pattern: string | undefined,
 
 export const getWorkflowRunLogs = githubTool({
   name: 'get_workflow_run_logs',
+  // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+  longRunning: true,
   toolset: 'actions',
   description:
     "The last lines (tail_lines, default 200) of a run's failed jobs' logs, or of jobs picked by job_id or job_name; pattern keeps only lines containing it (a|b for either, any case).",

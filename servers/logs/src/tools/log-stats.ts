@@ -71,6 +71,8 @@ export function logStats(config: LogsConfig): ToolDefinition<typeof input, typeo
   const { statsBudgetMs, maxBudgetMs } = config.limits;
   return {
     name: 'log_stats',
+    // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+    longRunning: true,
     description:
       'Statistics over whole logs (rotated and .gz copies included): entries per level, a timeline of levels per time bucket, and the ' +
       'most frequent error messages with their counts, numbers, ids and addresses normalised so similar messages group together ' +

@@ -61,6 +61,8 @@ export function searchLogs(config: LogsConfig): ToolDefinition<typeof input, typ
   const { searchBudgetMs, maxBudgetMs } = config.limits;
   return {
     name: 'search_logs',
+    // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+    longRunning: true,
     description:
       'Searches logs like grep, streaming: files of any size (and .gz ones) are read in chunks with bounded memory, rotated copies included. ' +
       'Filters by level (that level or above), by time (since/until), by fields of structured entries (JSON lines, logfmt: {"service": "api", "status": ">=500"}) ' +

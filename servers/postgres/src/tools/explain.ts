@@ -34,6 +34,8 @@ export function explainTools(config: PostgresConfig): AnyToolDefinition[] {
   const { database } = config;
   tools.push(defineTool({
     name: 'explain_query',
+    // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+    longRunning: true,
     description: `Shows PostgreSQL's plan for ONE statement as a readable tree (from EXPLAIN (FORMAT JSON)), with costs and row estimates.
 With analyze=true the statement really runs (timings, actual rows, buffers), inside a READ ONLY transaction that is
 rolled back, so only read-only statements can be analyzed. Use it to see why a query is slow or which index it uses.

@@ -13,6 +13,8 @@ export function queryTools(config: PostgresConfig): AnyToolDefinition[] {
   const { database, limits } = config;
   tools.push(defineTool({
     name: 'query',
+    // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+    longRunning: true,
     description: `Runs ONE read-only SQL statement (SELECT, WITH, VALUES, SHOW, EXPLAIN, TABLE) and returns its rows.
 Runs inside a READ ONLY transaction that is always rolled back; writes, DDL and multiple statements are refused.
 Use $1, $2, ... placeholders with "params" instead of pasting values into the SQL.

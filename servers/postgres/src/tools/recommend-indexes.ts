@@ -86,6 +86,8 @@ export function recommendIndexTools(config: PostgresConfig): AnyToolDefinition[]
   return [
     defineTool({
       name: 'recommend_indexes',
+      // May outlast a client's request timeout: a task for 2026-07-28 clients with the tasks extension.
+      longRunning: true,
       description: `Recommends indexes for one query ("sql"), a list of queries ("queries"), or, with neither, the workload recorded by
 pg_stat_statements (the "top" statements by total time). Candidates come from the columns the plans filter, join and sort on;
 each is costed by the planner as a hypothetical index (hypopg extension) and a greedy search keeps the ones that lower the
