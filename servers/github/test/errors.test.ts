@@ -280,7 +280,9 @@ describe('failures that need their own set-up', () => {
   });
 
   it('a short rate limit is waited out once, then the call succeeds', async () => {
-    const patient = await world.connect({ throttle: { ...testConfig(world.fake).throttle, maxRateLimitWaitSeconds: 3 } });
+    // The call's time budget (retries and this wait included) is the default's, not the tests' 5 s: on a loaded
+    // machine the up-to-2-second wait and the retry over stdio outran 5 s (two CI-like runs at load 13).
+    const patient = await world.connect({ throttle: { ...testConfig(world.fake).throttle, maxRateLimitWaitSeconds: 3, requestTimeoutMs: 30_000 } });
     const before = world.fake.requests.length;
     // A reset 1 to 2 seconds ahead (GitHub's resets are whole seconds): the server waits until it has
     // passed. A reset of floor(now) would be over as soon as the second turned, and a retry at once would be right.
