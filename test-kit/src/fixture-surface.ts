@@ -324,3 +324,84 @@ export function addSurface(server: SuiteServer): SuiteServer {
       }),
     });
 }
+
+/** The 2026-07-28 input_required tools: each asks through ctx.client, which the shared layer turns into inputRequests. */
+export const INPUT_REQUIRED_TOOLS: readonly AnyToolDefinition[] = [
+  defineTool({
+    name: 'test_input_required_result_elicitation',
+    description: 'Asks the user their name, then greets them.',
+    input: z.object({}),
+    annotations: { title: 'Input required: elicitation', ...ASKS },
+    handler: async (_args, ctx) => {
+      const answer = await ctx.client.elicit({ message: 'What is your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } });
+      return `Hello, ${String(answer.content?.name ?? 'nobody')}!`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_sampling',
+    description: "Asks the client's model for the capital of France.",
+    input: z.object({}),
+    annotations: { title: 'Input required: sampling', ...ASKS },
+    handler: async (_args, ctx) => {
+      const answer = await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'What is the capital of France?' } }], maxTokens: 100 });
+      return `The model said: ${answer.text}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_multi_round',
+    description: 'Asks two questions, one after the other.',
+    input: z.object({}),
+    annotations: { title: 'Input required: multi round', ...ASKS },
+    handler: async (_args, ctx) => {
+      const first = await ctx.client.elicit({ message: 'Step 1: What is your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } });
+      const second = await ctx.client.elicit({ message: 'Step 2: What is your favorite color?', requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] } });
+      return `${String(first.content?.name)} likes ${String(second.content?.color)}.`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_multiple_inputs',
+    description: 'Asks the user and the model at once.',
+    input: z.object({}),
+    annotations: { title: 'Input required: multiple inputs', ...ASKS },
+    handler: async (_args, ctx) => {
+      const [name, greeting] = await Promise.all([
+        ctx.client.elicit({ message: 'What is your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } }),
+        ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }], maxTokens: 50 }),
+      ]);
+      return `${greeting.text} ${String(name.content?.name)}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_request_state',
+    description: 'Asks the user to confirm, keeping its state sealed in requestState.',
+    input: z.object({}),
+    annotations: { title: 'Input required: request state', ...ASKS },
+    handler: async (_args, ctx) => {
+      const answer = await ctx.client.elicit({ message: 'Please confirm', requestedSchema: { type: 'object', properties: { confirmed: { type: 'boolean' } }, required: ['confirmed'] } });
+      return `Confirmed: ${String(answer.content?.confirmed)}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_tampered_state',
+    description: 'Asks the user to confirm; a requestState that was tampered with is refused.',
+    input: z.object({}),
+    annotations: { title: 'Input required: tampered state', ...ASKS },
+    handler: async (_args, ctx) => {
+      const answer = await ctx.client.elicit({ message: 'Please confirm', requestedSchema: { type: 'object', properties: { confirmed: { type: 'boolean' } }, required: ['confirmed'] } });
+      return `Confirmed: ${String(answer.content?.confirmed)}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_capabilities',
+    description: 'Asks only through what the client declared: its model (sampling), then its user (elicitation).',
+    input: z.object({}),
+    annotations: { title: 'Input required: capabilities', ...ASKS },
+    handler: async (_args, ctx) => {
+      const said = ctx.client.sampling ? (await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Say hello.' } }], maxTokens: 50 })).text : '(no sampling)';
+      const name = ctx.client.elicitation
+        ? String((await ctx.client.elicit({ message: 'What is your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } })).content?.name)
+        : '(no elicitation)';
+      return `Model: ${said}; user: ${name}.`;
+    },
+  }),
+];
