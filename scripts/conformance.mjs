@@ -38,8 +38,9 @@ kit.servers.sqlite.fixture = async (i) => {
   execFileSync(process.execPath, ['--input-type=module', '-e', script, file], { stdio: 'pipe' });
   return file;
 };
-// The suite's own fixture (test-kit), built on @suite/shared alone with the suite's tasks test tools:
-// the official tasks scenarios run against the shared layer through it. A low task budget, since the
+// The suite's own fixture (test-kit), built on @suite/shared alone with the reference fixture's test
+// surface (test_* tools, test:// resources, test_* prompts) and the tasks test tools: the scenarios
+// our servers are excused from run against the shared layer through it, in both revisions. A low task budget, since the
 // scenarios expect a one-second slow_compute to become a task.
 kit.servers.fixture = {
   bin: path.join(root, 'test-kit', 'dist', 'fixture-server.js'),
