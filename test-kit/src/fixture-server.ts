@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { ChangeHub, SuiteServer, ToolError, defineTool, runServer, type AnyToolDefinition, type RequestContext } from '@suite/shared';
-import { INPUT_REQUIRED_TOOLS, SURFACE_TOOLS, addSurface } from './fixture-surface.js';
+import { HEADER_TOOL, INPUT_REQUIRED_TOOLS, STATELESS_TOOLS, SURFACE_TOOLS, addSurface } from './fixture-surface.js';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -115,7 +115,7 @@ await runServer({
   async prepare({ flags }) {
     const changes = new ChangeHub();
     return {
-      createSession: (session) => addSurface(new SuiteServer({ name: '@suite/fixture', version: '0.0.0', session, changes }).tools([...FIXTURE_TOOLS, ...SURFACE_TOOLS, ...INPUT_REQUIRED_TOOLS])),
+      createSession: (session) => addSurface(new SuiteServer({ name: '@suite/fixture', version: '0.0.0', session, changes, roots: { directories: [] } }).tools([...FIXTURE_TOOLS, ...SURFACE_TOOLS, ...INPUT_REQUIRED_TOOLS, ...STATELESS_TOOLS, HEADER_TOOL])),
       close: () => changes.close(),
       ...(flags['per-user-tokens'] ? { authenticate: (token: string | undefined) => (token ? { token, clientId: 'fixture' } : null) } : {}),
     };

@@ -313,6 +313,18 @@ export function addSurface(server: SuiteServer): SuiteServer {
       }),
     })
     .prompt({
+      name: 'test_input_required_result_prompt',
+      description: 'A prompt that first asks the user what context to use.',
+      args: z.object({}),
+      get: async (_args, ctx) => {
+        const answer = await ctx.client.elicit({
+          message: 'What context should the prompt use?',
+          requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] },
+        });
+        return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${String(answer.content?.context ?? '(none)')}` } }] };
+      },
+    })
+    .prompt({
       name: 'test_prompt_with_image',
       description: 'A prompt with an image.',
       args: z.object({}),
@@ -392,6 +404,16 @@ export const INPUT_REQUIRED_TOOLS: readonly AnyToolDefinition[] = [
     },
   }),
   defineTool({
+    name: 'test_input_required_result_list_roots',
+    description: "Asks the client for its roots and names them.",
+    input: z.object({}),
+    annotations: { title: 'Input required: roots', ...ASKS },
+    handler: async (_args, ctx) => {
+      const { clientRoots } = await ctx.roots();
+      return `Roots: ${(clientRoots ?? []).map((root) => root.uri).join(', ') || '(none)'}`;
+    },
+  }),
+  defineTool({
     name: 'test_input_required_result_capabilities',
     description: 'Asks only through what the client declared: its model (sampling), then its user (elicitation).',
     input: z.object({}),
@@ -402,6 +424,53 @@ export const INPUT_REQUIRED_TOOLS: readonly AnyToolDefinition[] = [
         ? String((await ctx.client.elicit({ message: 'What is your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } })).content?.name)
         : '(no elicitation)';
       return `Model: ${said}; user: ${name}.`;
+    },
+  }),
+];
+
+/**
+ * A tool whose `region` argument travels in an `Mcp-Param-Region` header too (SEP-2243): the SDK
+ * checks the header against the body before the handler runs.
+ */
+export const HEADER_TOOL = defineTool({
+  name: 'test_custom_headers',
+  description: 'Echoes REGION, which the client also sends as the Mcp-Param-Region header.',
+  input: z.object({ region: z.string().max(200).meta({ 'x-mcp-header': 'Region' }) }),
+  annotations: { title: 'Custom headers', ...READ },
+  handler: async ({ region }) => `Region: ${region}`,
+});
+
+/** The diagnostic tools of the 2026-07-28 stateless scenario. */
+export const STATELESS_TOOLS: readonly AnyToolDefinition[] = [
+  defineTool({
+    name: 'test_missing_capability',
+    description: "Asks the client's model something, which needs the client to have declared sampling.",
+    input: z.object({}),
+    annotations: { title: 'Missing capability', ...ASKS },
+    handler: async (_args, ctx) => {
+      const answer = await ctx.client.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Say hello.' } }], maxTokens: 20 });
+      return `The model said: ${answer.text}`;
+    },
+  }),
+  defineTool({
+    name: 'test_logging_tool',
+    description: 'Logs one message at each of info and debug; a client that set no log level hears none.',
+    input: z.object({}),
+    annotations: { title: 'Logging tool', ...READ },
+    handler: async (_args, ctx) => {
+      ctx.log.info('test_logging_tool ran');
+      ctx.log.debug('test_logging_tool detail');
+      return 'Logged.';
+    },
+  }),
+  defineTool({
+    name: 'test_streaming_elicitation',
+    description: 'Asks the user a question; a 2026-07-28 client gets it as input_required, never as a request on the stream.',
+    input: z.object({}),
+    annotations: { title: 'Streaming elicitation', ...ASKS },
+    handler: async (_args, ctx) => {
+      const answer = await ctx.client.elicit({ message: 'Continue?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } });
+      return `Answer: ${answer.action}`;
     },
   }),
 ];
