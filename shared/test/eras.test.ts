@@ -243,6 +243,30 @@ describe('both protocol eras from one factory', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'accept {"ok":true}' }]);
   });
 
+  it('answers a 2026-07-28 call that needs a capability the client did not declare with HTTP 400 and -32021 naming it (sampling, elicitation)', async () => {
+    const url = await start();
+    const call = async (tool: string, declared: Record<string, unknown>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': tool },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 71, method: 'tools/call', params: { name: tool, arguments: tool === 'ask_twice' ? { question: 'q' } : {}, _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': declared } } }),
+      });
+    for (const [tool, declared, needed] of [
+      ['ask_twice', { elicitation: {} }, 'sampling'],
+      ['confirm', { sampling: {} }, 'elicitation'],
+    ] as const) {
+      const response = await call(tool, declared);
+      expect(response.status).toBe(400);
+      const answer = await answerOf(response);
+      expect(answer.result).toBeUndefined();
+      expect(answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { [needed]: {} } } });
+      expect(answer.error!.message).toContain(needed);
+    }
+    // Declared, the same call goes on as usual (asks through input_required).
+    const asked = await answerOf(await call('confirm', { elicitation: {} }));
+    expect(asked.result).toMatchObject({ resultType: 'input_required' });
+  });
+
   it('refuses an expired requestState, and one replayed into a call with other arguments', async () => {
     hub = new ChangeHub();
     const seal = new RequestStateSeal('a key of at least thirty-two bytes, for the test', 1);

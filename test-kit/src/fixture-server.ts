@@ -10,7 +10,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { SuiteServer, ToolError, defineTool, runServer, type AnyToolDefinition, type RequestContext } from '@suite/shared';
+import { ChangeHub, SuiteServer, ToolError, defineTool, runServer, type AnyToolDefinition, type RequestContext } from '@suite/shared';
+import { HEADER_TOOL, INPUT_REQUIRED_TOOLS, STATELESS_TOOLS, SURFACE_TOOLS, addSurface } from './fixture-surface.js';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -112,8 +113,10 @@ await runServer({
     'per-user-tokens': { type: 'boolean', description: 'Over HTTP, every bearer token is a principal of its own (one is required).' },
   },
   async prepare({ flags }) {
+    const changes = new ChangeHub();
     return {
-      createSession: (session) => new SuiteServer({ name: '@suite/fixture', version: '0.0.0', session }).tools(FIXTURE_TOOLS),
+      createSession: (session) => addSurface(new SuiteServer({ name: '@suite/fixture', version: '0.0.0', session, changes, roots: { directories: [] } }).tools([...FIXTURE_TOOLS, ...SURFACE_TOOLS, ...INPUT_REQUIRED_TOOLS, ...STATELESS_TOOLS, HEADER_TOOL])),
+      close: () => changes.close(),
       ...(flags['per-user-tokens'] ? { authenticate: (token: string | undefined) => (token ? { token, clientId: 'fixture' } : null) } : {}),
     };
   },

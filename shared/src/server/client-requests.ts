@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ProtocolError as SdkProtocolError, SdkError, SdkErrorCode, inputRequired, type ClientCapabilities, type InputRequest, type ServerContext } from '@modelcontextprotocol/server';
+import { MissingRequiredClientCapabilityError, ProtocolError as SdkProtocolError, SdkError, SdkErrorCode, inputRequired, type ClientCapabilities, type InputRequest, type ServerContext } from '@modelcontextprotocol/server';
 import { ToolError } from '../core/errors.js';
 import { CancelledError } from '../core/progress.js';
 import type { ClientFeatures, ElicitRequest, ElicitResult, ElicitUrlRequest, SamplingRequest, SamplingResult } from './context.js';
@@ -57,7 +57,10 @@ export function legacyClientFeatures(sdkCtx: ServerContext, clientCaps: ClientCa
 
 /**
  * A 2026-07-28 request's client: what it declared in the request's _meta, and its answers so far.
- * A need without an answer stops the handler with InputNeeded (see input-requests.ts).
+ * A need without an answer stops the handler with InputNeeded (see input-requests.ts). A need the
+ * client did not declare the capability for ends the request with -32021
+ * (MissingRequiredClientCapabilityError), which the revision requires: the client learns what to
+ * declare. Handlers that can do without (most) check `ctx.client.sampling` first and never get here.
  */
 export function modernClientFeatures(caps: ClientCapabilities | undefined, ledger: InputLedger | undefined): ClientFeatures {
   const ask = (kind: string, request: InputRequest): unknown => {
@@ -71,19 +74,23 @@ export function modernClientFeatures(caps: ClientCapabilities | undefined, ledge
     roots: caps?.roots !== undefined,
     apps: clientSupportsApps(caps),
     createMessage: async (request: SamplingRequest): Promise<SamplingResult> => {
-      if (!caps?.sampling) throw ToolError.unavailable('The client does not support sampling.');
+      if (!caps?.sampling) throw missing({ sampling: {} }, 'sampling');
       return samplingResultOf(ask('sampling', inputRequired.createMessage(request as never)));
     },
     elicit: async (request: ElicitRequest): Promise<ElicitResult> => {
-      if (!caps?.elicitation) throw ToolError.unavailable('The client does not support elicitation.');
+      if (!caps?.elicitation) throw missing({ elicitation: {} }, 'elicitation');
       return elicitResultOf(ask('elicitation', inputRequired.elicit(request as never)));
     },
     elicitUrl: async (request: ElicitUrlRequest): Promise<ElicitResult> => {
-      if (!supportsUrlElicitation(caps)) throw ToolError.unavailable('The client does not support URL-mode elicitation.');
+      if (!supportsUrlElicitation(caps)) throw missing({ elicitation: { url: {} } }, 'URL-mode elicitation');
       return elicitResultOf(ask('elicitation', inputRequired.elicitUrl({ message: request.message, url: request.url })));
     },
   };
   return client;
+}
+
+function missing(requiredCapabilities: ClientCapabilities, what: string): MissingRequiredClientCapabilityError {
+  return new MissingRequiredClientCapabilityError({ requiredCapabilities }, `This request needs ${what}: declare it in the client's capabilities.`);
 }
 
 /** URL mode is declared apart (`elicitation: { url: {} }`); a bare `elicitation: {}` means form mode only. */

@@ -106,7 +106,12 @@ export interface ElicitResult {
   content?: Record<string, string | number | boolean | string[]>;
 }
 
-/** Client-side features; calls fail with a ToolError when the client did not declare them. */
+/**
+ * Client-side features. A call the client did not declare the capability for fails with a
+ * ToolError (unavailable) in a 2025 session, and ends a 2026-07-28 request with -32021
+ * (MissingRequiredClientCapabilityError, HTTP 400) as that revision requires; check the flag
+ * first to do without.
+ */
 export interface ClientFeatures {
   sampling: boolean;
   elicitation: boolean;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MissingRequiredClientCapabilityError } from '@modelcontextprotocol/server';
 import type { ContentBlock, RequestContext } from './context.js';
 import { ToolError } from '../core/errors.js';
 import { newErrorId } from '../core/logging.js';
@@ -123,6 +124,8 @@ export async function runTool(
   } catch (error) {
     // Not a failure: the 2026-07-28 client must answer first (sampling, roots); the call is retried.
     if (error instanceof InputNeeded) throw error;
+    // A capability the 2026-07-28 client did not declare is a protocol error (-32021), not a tool failure.
+    if (error instanceof MissingRequiredClientCapabilityError) throw error;
     // A task fails (rather than completes with isError) when its tool breaks unexpectedly.
     if (options.rethrowUnexpected && !(error instanceof ToolError) && !(error instanceof CancelledError) && !(ctx.signal.aborted && isAbortError(error))) throw error;
     return failureResult(tool.name, error, ctx);
