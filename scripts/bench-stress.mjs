@@ -242,7 +242,7 @@ async function openSession(url, bearer) {
 /** Starts the bin with --http on a free loopback port; resolves once it prints its URL. */
 function startHttp(name, setup, { forcedGc, preload }) {
   const nodeArgs = forcedGc ? ['--expose-gc', '--require', preload] : [];
-  const args = ['--http', '--port', '0', '--session-timeout', String(SESSION_TIMEOUT_S), '--max-sessions', String(SESSIONS + 10), ...setup.args];
+  const args = ['--http', '--port', '0', '--drain-seconds', '0', '--session-timeout', String(SESSION_TIMEOUT_S), '--max-sessions', String(SESSIONS + 10), ...setup.args];
   const child = spawn(process.execPath, [...nodeArgs, binOf(name), ...args], { env: { ...process.env, SUITE_LOG_LEVEL: 'error', ...setup.env }, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let stderr = '';

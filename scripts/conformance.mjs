@@ -76,7 +76,7 @@ function startProxy(token) {
 
 function startServer(name, args, env, allowedHost) {
   const bin = kit.servers[name].bin ?? path.join(root, 'servers', name, 'dist', 'index.js');
-  const child = spawn(process.execPath, [bin, ...args, '--http', '--port', '0', '--allowed-host', allowedHost], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [bin, ...args, '--http', '--port', '0', '--drain-seconds', '0', '--allowed-host', allowedHost], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${stderr}`)), 30_000);

@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { spawnServer } from '@suite/test-kit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectHttp, spawnServer } from '@suite/test-kit';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'probe-bin.mjs');
 
@@ -25,7 +26,7 @@ describe('server process', () => {
   });
 
   it('exits 2 with a message on stderr, and nothing on stdout, for usage errors', () => {
-    for (const args of [['--no-such-flag'], ['--port', '3000'], ['--http', '--port', 'abc'], ['a', 'b', 'c', 'd'], ['--log-level', 'loud']]) {
+    for (const args of [['--no-such-flag'], ['--port', '3000'], ['--http', '--port', 'abc'], ['a', 'b', 'c', 'd'], ['--log-level', 'loud'], ['--drain-seconds', '1'], ['--http', '--drain-seconds=-1'], ['--http', '--drain-seconds', '601']]) {
       const r = run(args);
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
@@ -88,7 +89,7 @@ describe('server process', () => {
   });
 
   it('serves HTTP with --http, announcing the URL on stderr only', async () => {
-    const child = spawn(process.execPath, [BIN, '--http', '--port', '0'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--drain-seconds', '0'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (c) => (stderr += c));
@@ -102,5 +103,108 @@ describe('server process', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stdout).toBe('');
+  });
+});
+
+/** The probe bin over HTTP, its URL once it listens, and its exit (code and when). */
+async function startHttpProbe(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; base: string; url: string; stderr: () => string; exited: Promise<{ code: number | null; at: number }> }> {
+  const child = spawn(process.execPath, [BIN, '--http', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));
+  await expect.poll(() => /listening on (http:\/\/\S+\/mcp)/.test(stderr), { timeout: 10_000 }).toBe(true);
+  const url = /listening on (http:\/\/\S+\/mcp)/.exec(stderr)![1]!;
+  return { child, base: new URL(url).origin, url, stderr: () => stderr, exited };
+}
+
+/** A GET through node:http (fetch hides the Connection header): status, body and whether the server closes the connection. */
+function probe(base: string, pathname: string): Promise<{ status: number; body: string; closes: boolean }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${base}${pathname}`, { agent: new http.Agent({ keepAlive: true }) }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body, closes: res.headers.connection === 'close' }));
+      })
+      .on('error', reject);
+  });
+}
+
+describe('draining over HTTP (SIGTERM, SIGINT)', () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`on ${signal}: /readyz answers 503 and /healthz 200 for the grace period while calls (in flight, new, in a new session) are served; then it exits`, async () => {
+      const server = await startHttpProbe(['--drain-seconds', '3']);
+      children.push(server.child);
+      const session = await connectHttp(server.url);
+      try {
+        expect(await probe(server.base, '/readyz')).toEqual({ status: 200, body: '{"status":"ok"}', closes: false });
+        const inFlight = session.callTool('wait', { ms: 1500 });
+        await new Promise((r) => setTimeout(r, 200));
+        const signalledAt = Date.now();
+        server.child.kill(signal);
+        await expect.poll(() => server.stderr(), { timeout: 5_000 }).toMatch(new RegExp(`draining for 3 s .*; ${signal} again stops at once`));
+        const ready = await probe(server.base, '/readyz');
+        expect(ready.status).toBe(503);
+        expect(JSON.parse(ready.body)).toEqual({ status: 'unavailable', reason: 'draining' });
+        // Whatever the balancer still sends gets served, on connections that then close.
+        expect(ready.closes).toBe(true);
+        expect((await probe(server.base, '/healthz')).status).toBe(200);
+        expect(await session.callTool('chatty')).toMatchObject({ isError: false, text: 'hello' });
+        const late = await connectHttp(server.url);
+        expect(await late.callTool('wait', { ms: 10 })).toMatchObject({ isError: false, text: 'waited 10 ms' });
+        await late.close();
+        expect(await inFlight).toMatchObject({ isError: false, text: 'waited 1500 ms' });
+        expect(server.child.exitCode).toBeNull();
+        const exit = await server.exited;
+        expect(exit.code).toBe(0);
+        // Not before the grace period is over (a timer does not fire early), and within its bound after.
+        expect(exit.at - signalledAt).toBeGreaterThanOrEqual(3_000);
+        expect(exit.at - signalledAt).toBeLessThan(3_000 + 5_000);
+      } finally {
+        await session.close().catch(() => undefined);
+      }
+    });
+  }
+
+  it('a second SIGTERM or SIGINT while draining stops at once: a call cut by it is told the server is shutting down', async () => {
+    for (const second of ['SIGTERM', 'SIGINT'] as const) {
+      // The default grace over HTTP (5 s), from no flag and no variable.
+      const server = await startHttpProbe([], { MCP_DRAIN_SECONDS: '' });
+      children.push(server.child);
+      const session = await connectHttp(server.url);
+      try {
+        const hanging = session.callTool('hang').then(
+          () => 'answered',
+          (error: Error) => error.message,
+        );
+        await new Promise((r) => setTimeout(r, 200));
+        server.child.kill('SIGTERM');
+        await expect.poll(() => server.stderr(), { timeout: 5_000 }).toMatch(/draining for 5 s/);
+        const secondAt = Date.now();
+        server.child.kill(second);
+        const exit = await server.exited;
+        expect(exit.code).toBe(0);
+        expect(exit.at - secondAt).toBeLessThan(2_000);
+        expect(await hanging).toMatch(/shutting down/);
+      } finally {
+        await session.close().catch(() => undefined);
+      }
+    }
+  });
+
+  it('takes its grace from MCP_DRAIN_SECONDS, and 0 closes at once as before', async () => {
+    const server = await startHttpProbe([], { MCP_DRAIN_SECONDS: '0' });
+    children.push(server.child);
+    const signalledAt = Date.now();
+    server.child.kill('SIGTERM');
+    const exit = await server.exited;
+    expect(exit.code).toBe(0);
+    expect(exit.at - signalledAt).toBeLessThan(2_000);
+    expect(server.stderr()).not.toMatch(/draining/);
   });
 });

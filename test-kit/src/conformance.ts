@@ -313,15 +313,18 @@ export class RawStdioServer {
 
   /**
    * Ends the process whatever state it is in and waits for it: stdin closed (how a stdio session
-   * ends), SIGTERM after 500 ms (an HTTP server does not read stdin), SIGKILL after the grace.
+   * ends), SIGTERM after 500 ms (an HTTP server does not read stdin), SIGTERM again after 1 s (an
+   * HTTP server drains on the first: the second stops it at once), SIGKILL after the grace.
    */
   async stop(graceMs = 3000): Promise<Exit> {
     if (!this.hasExited) {
       this.closeStdin();
       const term = setTimeout(() => this.kill('SIGTERM'), 500);
+      const again = setTimeout(() => this.kill('SIGTERM'), 1000);
       const kill = setTimeout(() => this.kill('SIGKILL'), graceMs);
       await this.exited;
       clearTimeout(term);
+      clearTimeout(again);
       clearTimeout(kill);
     }
     return this.exited;

@@ -80,6 +80,62 @@ export function replicaSessionsSuite(target: ConformanceTarget): void {
       for (const count of (await lb.served()).map((n, i) => n - between[i]!)) expect(count).toBeGreaterThanOrEqual(3);
     });
 
+    it('a replica drained with SIGTERM under load: haproxy takes it out before it closes, and not one call fails (no retry), the 2025 session lives on', async () => {
+      const { lb, replicas } = await behindHaproxy();
+      const legacy = await connectHttp(lb.url, { token });
+      closers.push(() => legacy.close());
+      const modern = await connectModernHttp(lb.url, { token });
+      closers.push(() => modern.close());
+      const sessionId = legacy.sessionId();
+      const { name, arguments: args } = prepared.cheapCall;
+      const drained = replicas[0]!.server;
+      const failures: string[] = [];
+      let calls = 0;
+      let stop = false;
+      // One attempt per call: a failure is counted, never retried.
+      const load = async (call: () => Promise<boolean>): Promise<void> => {
+        while (!stop) {
+          try {
+            if (await call()) failures.push('isError');
+          } catch (error) {
+            failures.push((error as Error).message);
+          }
+          calls += 1;
+        }
+      };
+      const legacyCall = async (): Promise<boolean> => (await legacy.callTool(name, args, { timeout: 15_000 })).isError;
+      const modernCall = async (): Promise<boolean> => (await modern.callTool({ name, arguments: args }, { timeout: 15_000 })).isError === true;
+      const running = Promise.all([load(legacyCall), load(legacyCall), load(modernCall), load(modernCall)]);
+      try {
+        while (calls < 20) await new Promise((r) => setTimeout(r, 10));
+        const before = await lb.served();
+        const signalledAt = Date.now();
+        drained.kill('SIGTERM');
+        // haproxy sees /readyz fail and takes the replica out while it still listens (its drain is 5 s).
+        await expect.poll(async () => (await lb.states())[0], { timeout: 10_000, interval: 50 }).toMatch(/^DOWN/);
+        const outAt = Date.now();
+        expect(drained.hasExited).toBe(false);
+        const whenOut = await lb.served();
+        const exit = await drained.exited;
+        const atExit = await lb.served();
+        // Load went on through the exit; the last calls all went to the other replica.
+        const callsAtExit = calls;
+        while (calls < callsAtExit + 20) await new Promise((r) => setTimeout(r, 10));
+        stop = true;
+        await running;
+        expect(exit.code).toBe(0);
+        expect(atExit[0]).toBe(whenOut[0]);
+        expect(whenOut[0]! - before[0]!, 'haproxy sent the replica work after SIGTERM, before it noticed the drain (and the replica served it)').toBeGreaterThan(0);
+        process.stdout.write(`[replicas] ${target.name}: drained replica out of haproxy ${outAt - signalledAt} ms after SIGTERM; ${calls} calls, ${failures.length} failed\n`);
+      } finally {
+        stop = true;
+        await running;
+      }
+      expect(failures).toEqual([]);
+      expect(legacy.sessionId()).toBe(sessionId);
+      expect((await legacy.callTool(name, args)).isError).toBe(false);
+    });
+
     it('a replica killed with SIGKILL under load: no request fails after the client retries, and the 2025 session lives on', async () => {
       const { lb, replicas } = await behindHaproxy();
       const legacy = await connectHttp(lb.url, { token });

@@ -79,6 +79,8 @@ export interface LoadBalancer {
   url: string;
   /** Requests each replica answered so far (haproxy's own count), in replica order. */
   served(): Promise<number[]>;
+  /** What haproxy's health checks make of each replica now (UP, DOWN, "UP 1/2" in transition...), in replica order. */
+  states(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -117,6 +119,7 @@ export async function startHaproxy(replicas: readonly HttpServerProcess[], workD
       const rows = (await stats()).split('\n').filter((line) => line.startsWith('replicas,r'));
       return rows.map((row) => Number(row.split(',')[7]));
     },
+    states: async () => (await stats()).split('\n').filter((line) => line.startsWith('replicas,r')).map((row) => row.split(',')[17]!),
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -36,7 +36,7 @@ describe('OAuth mode of the built bin (--http --auth-issuer --public-url)', () =
     });
     const port = await freePort();
     url = `http://127.0.0.1:${port}/mcp`;
-    child = spawn(process.execPath, [bin, '--http', '--port', String(port), '--auth-issuer', as.issuer, '--public-url', url, '--log-level', 'debug', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [bin, '--http', '--port', String(port), '--drain-seconds', '0', '--auth-issuer', as.issuer, '--public-url', url, '--log-level', 'debug', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
     child.stderr.on('data', (c) => (stderr += c));
     const deadline = Date.now() + 20_000;
     while (!stderr.includes('listening on')) {

@@ -129,7 +129,7 @@ describe('the built bin', () => {
     });
 
     it('serves sessions side by side: tools, resources, prompts and completion', async () => {
-      server = spawn(process.execPath, [BIN, '--http', '--port', '0', repo], { stdio: ['ignore', 'ignore', 'pipe'] });
+      server = spawn(process.execPath, [BIN, '--http', '--port', '0', '--drain-seconds', '0', repo], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       await waitUntil(() => /listening on (\S+)/.test(stderr), { what: 'the HTTP server to listen', timeoutMs: 30_000 });

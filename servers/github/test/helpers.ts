@@ -205,7 +205,7 @@ export function binEnv(config: GithubConfig, token: string | undefined): Record<
 /** The bin with --http on a free port; resolves with its URL once it listens. */
 export async function serveHttp(args: string[], env: Record<string, string | undefined>): Promise<{ url: string; child: ChildProcess; stderr: () => string }> {
   const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const child = spawn(process.execPath, [BIN, '--http', '--port', '0', ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--drain-seconds', '0', ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const listening = /listening on (http:\/\/\S+)/;

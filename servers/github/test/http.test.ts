@@ -148,7 +148,7 @@ describe('Streamable HTTP with a token per session', () => {
     });
     expect(badHost).toBe(403);
     const gate = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--auth-token', 'a-shared-gate-token'], { env: { ...process.env, GITHUB_API_URL: fake.apiUrl } });
+      const child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--drain-seconds', '0', '--auth-token', 'a-shared-gate-token'], { env: { ...process.env, GITHUB_API_URL: fake.apiUrl } });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('exit', (code) => resolve({ code, stderr }));

@@ -51,7 +51,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}/mcp`;
   fake.oauth.register({ ...APP, callbackUrl: `http://127.0.0.1:${port}/oauth/callback/github` });
   const env = { ...process.env, GITHUB_API_URL: fake.apiUrl, GITHUB_PERSONAL_ACCESS_TOKEN: '', GITHUB_TOKEN: '', GITHUB_OAUTH_CLIENT_ID: APP.clientId, GITHUB_OAUTH_CLIENT_SECRET: APP.clientSecret, SUITE_GITHUB_TEST_SIGN_IN_WAIT_MS: '10000' };
-  child = spawn(process.execPath, [BIN, '--http', '--port', String(port), '--auth-issuer', as.issuer, '--public-url', url, '--log-level', 'debug'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  child = spawn(process.execPath, [BIN, '--http', '--port', String(port), '--drain-seconds', '0', '--auth-issuer', as.issuer, '--public-url', url, '--log-level', 'debug'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const deadline = Date.now() + 20_000;
   while (!stderr.includes('listening on')) {

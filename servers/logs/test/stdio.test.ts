@@ -87,7 +87,7 @@ describe('mcp-server-logs over stdio (the built bin)', () => {
 describe('mcp-server-logs over Streamable HTTP (--http)', () => {
   it('lists, tails, searches, reads resources and delivers a subscription', async () => {
     const dir = await logsDir();
-    child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--log-level', 'info', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(process.execPath, [BIN, '--http', '--port', '0', '--drain-seconds', '0', '--log-level', 'info', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
     const url = await new Promise<string>((resolve, reject) => {
       let stderr = '';
       const timer = setTimeout(() => reject(new Error(`no listening line in: ${stderr}`)), 15_000);

@@ -122,6 +122,12 @@ const COMMON_FLAGS = {
   'auth-token': { type: 'string', valueName: 'TOKEN', description: 'For trusted networks: require "Authorization: Bearer TOKEN" over HTTP, one token for everyone (or set MCP_AUTH_TOKEN). Use --auth-issuer for anything else.' },
   'allowed-host': { type: 'string', multiple: true, valueName: 'HOST', description: 'Accept this Host header too (repeatable; loopback names are always accepted).' },
   'allowed-origin': { type: 'string', multiple: true, valueName: 'ORIGIN', description: 'Accept this Origin too (repeatable; loopback origins are always accepted).' },
+  'drain-seconds': {
+    type: 'string',
+    valueName: 'SECONDS',
+    description:
+      'With --http: on SIGTERM or SIGINT, answer 503 on /readyz this long while still serving, so load balancers move traffic away first; the signal again stops at once (default 5; or set MCP_DRAIN_SECONDS).',
+  },
   'session-timeout': { type: 'string', valueName: 'SECONDS', description: 'Close HTTP sessions idle this long (default 1800).' },
   'max-sessions': { type: 'string', valueName: 'N', description: 'Most HTTP sessions at once; more get 503 with Retry-After (default 100).' },
   'max-listen-streams': {
@@ -307,10 +313,30 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   let redisSecrets: ((namespace: string, sealer: SecretSealer) => SecretStore) | undefined;
   let prepared: PreparedServer | undefined;
   let telemetry: RunningTelemetry | undefined;
+  /** How long an HTTP server drains before it closes (--drain-seconds); 0 over stdio. */
+  let drainMs = 0;
+  let drain: (() => void) | undefined;
+  /** Ends the drain now: set while the drain runs. */
+  let endDrain: (() => void) | undefined;
   let stopping = false;
   async function shutdown(reason: string): Promise<void> {
     if (stopping) return;
     stopping = true;
+    if (drainMs > 0 && drain) {
+      // Load balancers see /readyz fail and stop sending work here; until they have, what they
+      // still send is served as ever. Nothing can hang here: the drain is a timer.
+      drain();
+      process.stderr.write(`${spec.bin} draining for ${drainMs / 1000} s (/readyz answers 503, requests are still served); ${reason} again stops at once\n`);
+      log.info(`draining: ${reason}`, { seconds: drainMs / 1000 });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainMs);
+        endDrain = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      endDrain = undefined;
+    }
     log.info(`shutting down: ${reason}`);
     // Whatever hangs (a stuck query, a watcher), the process is gone within a second.
     setTimeout(() => process.exit(0), 900).unref();
@@ -326,8 +352,18 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
   }
   // Installed before prepare: a signal while the domain starts (children spawned, a connection
   // opening) still shuts down cleanly instead of killing the process with its children left over.
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  // A second signal while draining ends the drain; while closing it changes nothing (closing is
+  // bounded by the timer above), and the process keeps its handler so the signal cannot kill it
+  // with its children left over.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!stopping) void shutdown(signal);
+    else if (endDrain) {
+      log.info(`${signal} while draining: stopping now`);
+      endDrain();
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     const level = values['log-level'] as string | undefined;
     if (level !== undefined) {
@@ -341,6 +377,10 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     const http = values.http === true;
     if (!http && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host only apply with --http.');
     const port = integerFlag(values.port as string | undefined, 'port', 3000, { min: 0, max: 65535 });
+    const drainFlag = values['drain-seconds'] as string | undefined;
+    if (!http && drainFlag !== undefined) throw new UsageError('--drain-seconds only applies with --http: a stdio server has no load balancer to drain from.');
+    // The variable may be set for a whole deployment: over stdio it is not an error, only unused.
+    const drainSeconds = http ? integerFlag(drainFlag ?? nonEmpty(process.env.MCP_DRAIN_SECONDS), 'drain-seconds', 5, { min: 0, max: 600 }) : 0;
     const idleSeconds = integerFlag(values['session-timeout'] as string | undefined, 'session-timeout', 1800, { min: 1 });
     const maxMessageFlag = values['max-message-bytes'] as string | undefined;
     const maxMessageBytes = integerFlag(maxMessageFlag, 'max-message-bytes', DEFAULT_MAX_MESSAGE_BYTES, { min: 1024, max: MAX_MESSAGE_BYTES_CEILING });
@@ -439,6 +479,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
         log,
       });
       running = served;
+      drainMs = drainSeconds * 1000;
+      drain = () => served.drain();
       process.stderr.write(`${spec.bin} listening on ${served.url}\n`);
     } else {
       guardStdout();

@@ -201,6 +201,12 @@ export interface RunningHttp extends RunningTransport {
   url: string;
   port: number;
   sessionCount(): number;
+  /**
+   * Starts draining ahead of `close`: /readyz answers 503 so that load balancers take this replica
+   * out, while every request (new ones too) is still served. Responses then close their
+   * connection, so that kept-alive clients reconnect through the balancer to another replica.
+   */
+  drain(): void;
 }
 
 /** A session stays bound to the token it was opened with: its digest, or undefined without one. */
@@ -287,6 +293,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   /** 2026-07-28 requests being served, so that shutdown can answer them itself (see close). */
   const modernInFlight = new Set<http.ServerResponse>();
   let shuttingDown = false;
+  let draining = false;
 
   /**
    * A listen stream's change sources: a session of its own in the change hub (a server built for
@@ -508,6 +515,9 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   };
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    // A connection kept alive past a drain would stay pinned here (a Kubernetes Service sends a
+    // connection's requests to the pod it first reached): each answer closes it instead.
+    if (draining) res.shouldKeepAlive = false;
     // A load balancer's health check (haproxy sends no Host header): says nothing but that this
     // replica answers, so it needs no Host, Origin or token.
     if (req.method === 'GET' && req.url === '/healthz') {
@@ -517,7 +527,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     // Whether a load balancer should send this replica new work: not while it drains (shutting
     // down), nor while the Redis its sessions live in is out of reach.
     if (req.method === 'GET' && req.url === '/readyz') {
-      const why = shuttingDown ? 'draining' : replicas && !replicas.link.ready ? 'redis unreachable' : undefined;
+      const why = draining || shuttingDown ? 'draining' : replicas && !replicas.link.ready ? 'redis unreachable' : undefined;
       res.writeHead(why ? 503 : 200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
       res.end(JSON.stringify(why ? { status: 'unavailable', reason: why } : { status: 'ok' }));
       return;
@@ -693,6 +703,11 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     url: `http://${hostForUrl}:${boundPort}/mcp`,
     port: boundPort,
     sessionCount: () => sessions.size,
+    drain() {
+      if (draining) return;
+      draining = true;
+      httpServer.closeIdleConnections();
+    },
     async close() {
       clearInterval(sweeper);
       stopListening?.();
