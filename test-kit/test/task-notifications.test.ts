@@ -69,7 +69,7 @@ describe('task status notifications on listen streams', () => {
    * validates the acknowledgement against its own schema, which has no `taskIds` (it keeps the
    * extension's field from `honoredFilter`), so the acknowledgement is read as it arrived.
    */
-  async function listen(c: Client, taskIds: string[]): Promise<{ honored: string[]; close: () => Promise<void> }> {
+  async function listen(c: Client, taskIds: string[]): Promise<{ honored: string[]; closed: Promise<string> }> {
     const transport = c.transport!;
     const inner = transport.onmessage!;
     let acknowledged: string[] | undefined;
@@ -81,7 +81,7 @@ describe('task status notifications on listen streams', () => {
     try {
       const subscription = await c.listen({ taskIds } as never);
       closers.push(() => subscription.close());
-      return { honored: [...(acknowledged ?? [])], close: () => subscription.close() };
+      return { honored: [...(acknowledged ?? [])], closed: subscription.closed };
     } finally {
       transport.onmessage = inner;
     }
@@ -103,9 +103,11 @@ describe('task status notifications on listen streams', () => {
 
       const mine = await listen(watcher, ids);
       expect(mine.honored.sort()).toEqual([...ids].sort());
-      const theirs = await listen(stranger, ids);
-      // Another principal's task ids are not acknowledged, exactly as unknown ones.
-      expect(theirs.honored).toEqual([]);
+      // Another principal's stream, open for a task of its own, names alice's ids too: they are not
+      // acknowledged (exactly as unknown ones), and nothing of them is sent on it.
+      const own = await callTool(stranger, 'slow_compute', { seconds: 1, label: 'mallory' });
+      const theirs = await listen(stranger, [own.task!.taskId, ...ids]);
+      expect(theirs.honored).toEqual([own.task!.taskId]);
 
       await cancelTask(runner, cancelled.task!.taskId);
       await until(() => ['completed', 'cancelled', 'failed'].every((s, i) => statuses(heard, ids[i]!).includes(s)));
@@ -122,10 +124,23 @@ describe('task status notifications on listen streams', () => {
       expect(await getTask(runner, ids[0]!)).toMatchObject({ status: 'completed', lastUpdatedAt: completed.params.lastUpdatedAt });
 
       // Give any stray notification time to arrive before saying none came.
+      await until(() => statuses(strangerHeard, own.task!.taskId).includes('completed'));
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(strangerHeard.filter((n) => n.method === 'notifications/tasks')).toEqual([]);
+      expect(strangerHeard.filter((n) => n.method === 'notifications/tasks').map((n) => n.params.taskId)).toEqual([own.task!.taskId, own.task!.taskId]);
     });
   }
+
+  it('ends a stream that carries only task notifications gracefully when the server shuts down', async () => {
+    const [server] = await replicas(1);
+    const c = await client(server!.url, 'alice');
+    const heard = record(c);
+    const task = await callTool(c, 'slow_compute', { seconds: 60 });
+    const stream = await listen(c, [task.task!.taskId]);
+    expect(stream.honored).toEqual([task.task!.taskId]);
+    await until(() => statuses(heard, task.task!.taskId).includes('working'));
+    await server!.server.stop();
+    expect(await stream.closed).toBe('graceful');
+  });
 
   it('refuses task ids on a listen request of a client without the extension (-32021)', async () => {
     const [server] = await replicas(1);
@@ -144,5 +159,12 @@ describe('task status notifications on listen streams', () => {
     await until(() => statuses(heard, task.task!.taskId).includes('completed'));
     expect(statuses(heard, task.task!.taskId)).toEqual(['working', 'completed']);
     expect(statuses(heard, unknown)).toEqual([]);
+  });
+
+  it('over stdio: refuses task ids on a listen request of a client without the extension (-32021), and keeps serving', async () => {
+    const c = await connectTaskStdio(bin, ['--task-after-ms', String(BUDGET_MS)], { tasks: false });
+    closers.push(() => c.close());
+    expect(await errorCode(c.listen({ taskIds: ['x'] } as never))).toBe(-32021);
+    expect((await callTool(c, 'greet', { name: 'after' })).result?.content[0]?.text).toBe('Hello, after!');
   });
 });
