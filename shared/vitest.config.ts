@@ -14,6 +14,7 @@ export default defineConfig({
       { find: /^@suite\/test-kit\/replicas$/, replacement: here('../test-kit/src/replicas.ts') },
       { find: /^@suite\/test-kit\/oauth$/, replacement: here('../test-kit/src/authorization-server.ts') },
       { find: /^@suite\/test-kit\/eras$/, replacement: here('../test-kit/src/eras.ts') },
+      { find: /^@suite\/test-kit\/tasks$/, replacement: here('../test-kit/src/tasks.ts') },
       { find: /^@suite\/test-kit\/otlp$/, replacement: here('../test-kit/src/otlp-receiver.ts') },
       { find: /^@suite\/test-kit\/prometheus$/, replacement: here('../test-kit/src/prometheus.ts') },
       { find: /^@suite\/shared$/, replacement: here('src/index.ts') },

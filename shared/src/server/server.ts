@@ -43,6 +43,8 @@ import { TracedServer } from '../telemetry/traced-server.js';
 import type { AnyToolDefinition, ToolDefinition } from './tools.js';
 import { ToolGate, dynamicToolsetTools, type ToolSelection, type ToolsetInfo } from './toolsets.js';
 import { TASKS_EXTENSION, processTasks, type TaskRuntime } from '../tasks/runtime.js';
+import { TaskFollower } from '../tasks/notifications.js';
+import { principalOf } from '../tasks/handlers.js';
 
 /**
  * Which protocol era an SDK instance serves: `legacy` is 2025-11-25 and earlier (sessions,
@@ -461,6 +463,16 @@ export class SuiteServer {
       listChanged: () => publish({ kind: 'resources_list_changed' }),
     });
     this.markConnected();
+  }
+
+  /**
+   * A 2026-07-28 listen stream's follower of tasks (`notifications.taskIds`): the tasks of the
+   * principal this server's session is (the credentials over HTTP, the connection over stdio),
+   * as tasks/get sees them; `send` gets each status notification's params.
+   */
+  followTasks(send: (params: Record<string, unknown>) => void): TaskFollower {
+    const principal = principalOf({ sessionId: this.sessionId, transport: this.session.transport }, this.session.auth);
+    return new TaskFollower(this.options.tasks ?? processTasks(), principal, send);
   }
 
   /** Stops following what {@link listen} followed. */

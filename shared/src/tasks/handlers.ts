@@ -41,7 +41,12 @@ export function declaresTasks(sdkCtx: ServerContext, params?: { _meta?: Record<s
  * id, 122 random bits, is then what keeps a task to its creator.
  */
 export function taskPrincipal(host: Pick<TaskHost, 'sessionId' | 'transport'>, sdkCtx: ServerContext): string {
-  const binding = bindingOf(sdkCtx.http?.authInfo);
+  return principalOf(host, sdkCtx.http?.authInfo);
+}
+
+/** The same principal from the request's credentials (a listen stream's, before the SDK sees it). */
+export function principalOf(host: Pick<TaskHost, 'sessionId' | 'transport'>, auth: { token: string; extra?: Record<string, unknown> } | undefined): string {
+  const binding = bindingOf(auth);
   if (binding) return `auth:${binding.toString('base64url')}`;
   return host.transport === 'http' ? 'anonymous' : `session:${host.sessionId}`;
 }

@@ -38,11 +38,19 @@ export class TaskStoreUnavailable extends Error {
 export class RedisTaskStore implements TaskStore {
   private readonly stopCancel: () => void;
   private readonly cancelHandlers = new Set<(taskId: string) => void>();
+  private readonly stopChange: () => void;
+  private readonly changeHandlers = new Set<(taskId: string) => void>();
 
   constructor(private readonly link: RedisLink) {
     this.stopCancel = link.subscribe('tasks:cancel', (message) => {
       const taskId = (message as { taskId?: unknown } | null)?.taskId;
       if (typeof taskId === 'string') for (const handler of this.cancelHandlers) handler(taskId);
+    });
+    // Every replica hears every write (its own too, through Redis): a listen stream on any replica
+    // follows a task that runs on another.
+    this.stopChange = link.subscribe('tasks:changed', (message) => {
+      const taskId = (message as { taskId?: unknown } | null)?.taskId;
+      if (typeof taskId === 'string') for (const handler of this.changeHandlers) handler(taskId);
     });
   }
 
@@ -86,7 +94,10 @@ export class RedisTaskStore implements TaskStore {
       if (TERMINAL.has(current.status)) return undefined;
       const next = patched(current, patch);
       const written = await this.must((redis) => redis.eval(CAS, 2, this.key(taskId), this.leaseKey(taskId), version, next.status, JSON.stringify(next), String(next.ttlMs)));
-      if (written === 1) return next;
+      if (written === 1) {
+        this.link.publish('tasks:changed', { taskId });
+        return next;
+      }
       if (written === 0) return undefined;
     }
     return undefined;
@@ -122,8 +133,15 @@ export class RedisTaskStore implements TaskStore {
     return () => void this.cancelHandlers.delete(handler);
   }
 
+  onChange(handler: (taskId: string) => void): () => void {
+    this.changeHandlers.add(handler);
+    return () => void this.changeHandlers.delete(handler);
+  }
+
   async close(): Promise<void> {
     this.stopCancel();
+    this.stopChange();
     this.cancelHandlers.clear();
+    this.changeHandlers.clear();
   }
 }

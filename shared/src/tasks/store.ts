@@ -61,6 +61,11 @@ export interface TaskStore {
   announceCancel(taskId: string): void;
   /** Hears cancellations announced by any replica (this one included); returns how to stop. */
   onCancel(handler: (taskId: string) => void): () => void;
+  /**
+   * Hears every write that changed a task, made by any replica (this one included), once the
+   * change is readable: the listen streams following the task read it then. Returns how to stop.
+   */
+  onChange(handler: (taskId: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -79,6 +84,7 @@ export function patched(record: TaskRecord, patch: TaskPatch): TaskRecord {
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, { record: TaskRecord; expiresAt: number }>();
   private readonly cancelHandlers = new Set<(taskId: string) => void>();
+  private readonly changeHandlers = new Set<(taskId: string) => void>();
   private readonly sweeper: NodeJS.Timeout;
 
   /** @param maxTasks most tasks kept at once; past it the oldest finished ones go first (then the oldest). */
@@ -123,6 +129,7 @@ export class MemoryTaskStore implements TaskStore {
     entry.record = patched(entry.record, structuredClone(patch));
     // A finished task is kept for its whole TTL from the moment it finished.
     if (TERMINAL.has(entry.record.status)) entry.expiresAt = Date.now() + entry.record.ttlMs;
+    for (const handler of this.changeHandlers) handler(taskId);
     return structuredClone(entry.record);
   }
 
@@ -148,8 +155,14 @@ export class MemoryTaskStore implements TaskStore {
     return () => void this.cancelHandlers.delete(handler);
   }
 
+  onChange(handler: (taskId: string) => void): () => void {
+    this.changeHandlers.add(handler);
+    return () => void this.changeHandlers.delete(handler);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.cancelHandlers.clear();
+    this.changeHandlers.clear();
   }
 }

@@ -5,6 +5,9 @@ import { isInitializeRequest, type JSONRPCMessage, type McpHandlerRequestOptions
 import type { NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { authFrom, type AuthInfo, type SessionInfo } from '../server/context.js';
 import { ListenBridge, listenFilterOf } from '../changes/listen.js';
+import { TASK_STATUS_NOTIFICATION, listenDeclaresTasks, listenTaskIds, type TaskFollower } from '../tasks/notifications.js';
+import { MISSING_REQUIRED_CLIENT_CAPABILITY, TASKS_EXTENSION } from '../tasks/runtime.js';
+import { withTaskNotifications, type TaskListen } from './task-listen.js';
 import type { Logger } from '../core/logging.js';
 import { MemoryReleaser } from './memory.js';
 import type { SuiteServer } from '../server/server.js';
@@ -53,7 +56,7 @@ export interface RunningTransport {
  * factory. Our transport keeps its bounds on message size; listen streams are followed here.
  */
 export async function serveStdio(factory: SessionFactory, options: StdioTransportOptions = {}): Promise<RunningTransport & { current(): SuiteServer | undefined }> {
-  const [{ serveStdio: serveSdkStdio }, { PROTOCOL_VERSION_META_KEY }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('@modelcontextprotocol/server')]);
+  const [{ serveStdio: serveSdkStdio }, { PROTOCOL_VERSION_META_KEY, SUBSCRIPTION_ID_META_KEY }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('@modelcontextprotocol/server')]);
   const transport = new StdioTransport(options);
   let current: SuiteServer | undefined;
   let era: 'modern' | 'legacy' | undefined;
@@ -76,28 +79,74 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
     listens.delete(id);
     void followed.then(({ server, uris }) => server.unlisten(uris)).catch(() => undefined);
   };
-  transport.intercept = (message: JSONRPCMessage): JSONRPCMessage | Promise<JSONRPCMessage> => {
+  // Listen streams following tasks (`notifications.taskIds`), by request id: the SDK's router knows
+  // only its four change kinds, so their acknowledgement is completed and their notifications sent here.
+  const taskListens = new Map<string | number, { follower: TaskFollower; taskIds: string[] }>();
+  const releaseTasks = (id: string | number): void => {
+    taskListens.get(id)?.follower.close();
+    taskListens.delete(id);
+  };
+  const followTasks = async (id: string | number, taskIds: string[]): Promise<void> => {
+    const server = await serverForListen();
+    const follower = server.followTasks((params) => {
+      if (!taskListens.has(id)) return;
+      const note = { jsonrpc: '2.0' as const, method: TASK_STATUS_NOTIFICATION, params: { ...params, _meta: { [SUBSCRIPTION_ID_META_KEY]: id } } };
+      transport.send(note as JSONRPCMessage).catch(() => undefined);
+    });
+    taskListens.set(id, { follower, taskIds: [] });
+    const kept = await follower.follow(taskIds);
+    const entry = taskListens.get(id);
+    if (entry) entry.taskIds = kept;
+    else follower.close();
+  };
+  transport.intercept = (message: JSONRPCMessage): JSONRPCMessage | undefined | Promise<JSONRPCMessage | undefined> => {
     if (!('method' in message)) return message;
     if (message.method === 'subscriptions/listen' && 'id' in message) {
       const uris = listenFilterOf(message.params)?.resourceSubscriptions ?? [];
+      const taskIds = listenTaskIds(message.params);
       const claim = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
       // Only a 2026-07-28 connection has listen streams; a 2025 session's stray listen is the SDK's to refuse.
-      if (uris.length === 0 || era === 'legacy' || claim === undefined) return message;
-      const followed = serverForListen().then(async (server) => ({ server, uris: await server.listen(uris) }));
-      listens.set(message.id, followed);
+      if ((uris.length === 0 && !taskIds) || era === 'legacy' || claim === undefined) return message;
+      if (taskIds && !listenDeclaresTasks(message.params)) {
+        void transport.send(missingTasksOnListen(message.id)).catch(() => undefined);
+        return undefined;
+      }
+      const tasksFollowed = taskIds ? followTasks(message.id, taskIds) : Promise.resolve();
+      const followed = uris.length > 0 ? serverForListen().then(async (server) => ({ server, uris: await server.listen(uris) })) : undefined;
+      if (followed) listens.set(message.id, followed);
       // The SDK acknowledges the stream once it has the request: only after every source is armed,
       // and naming only the resources really followed.
-      return followed.then(({ uris: kept }) => narrowListen(message, kept));
+      return Promise.all([followed, tasksFollowed]).then(([resources]) => (resources ? narrowListen(message, resources.uris) : message));
     }
     if (message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
-      if (id !== undefined) release(id);
+      if (id !== undefined) {
+        release(id);
+        releaseTasks(id);
+      }
     }
     return message;
   };
   // The SDK refuses a listen it cannot serve (a bad envelope, a full router) with an error answer.
   transport.observeSent = (message: JSONRPCMessage) => {
-    if ('error' in message && message.id !== undefined && message.id !== null) release(message.id);
+    if ('error' in message && message.id !== undefined && message.id !== null) {
+      release(message.id);
+      releaseTasks(message.id);
+      return;
+    }
+    // A graceful end of a stream (the SDK's teardown on close) ends its task notifications too.
+    if ('result' in message && message.id !== undefined && message.id !== null) {
+      releaseTasks(message.id);
+      return;
+    }
+    if (!('method' in message) || message.method !== 'notifications/subscriptions/acknowledged') return;
+    const params = (message.params ?? {}) as { notifications?: Record<string, unknown>; _meta?: Record<string, unknown> };
+    const id = params._meta?.[SUBSCRIPTION_ID_META_KEY] as string | number | undefined;
+    const entry = id === undefined ? undefined : taskListens.get(id);
+    if (!entry) return;
+    // Each followed task's state goes out right after the acknowledgement that names it.
+    setImmediate(() => entry.follower.start());
+    return { ...message, params: { ...params, notifications: { ...params.notifications, taskIds: entry.taskIds } } };
   };
   const handle = serveSdkStdio(
     async ({ era: pinned }) => {
@@ -122,11 +171,25 @@ export async function serveStdio(factory: SessionFactory, options: StdioTranspor
   return {
     current: () => current,
     close: async () => {
+      for (const id of [...taskListens.keys()]) releaseTasks(id);
       await handle.close();
       await current?.close();
       const orphan = early;
       early = undefined;
       if (orphan) await (await orphan).server.close();
+    },
+  };
+}
+
+/** The answer to a listen request that asks for task notifications without declaring the tasks extension. */
+function missingTasksOnListen(id: string | number): JSONRPCMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: MISSING_REQUIRED_CLIENT_CAPABILITY,
+      message: `Task status notifications (notifications.taskIds) need the ${TASKS_EXTENSION} extension: declare it in the client's capabilities.`,
+      data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
     },
   };
 }
@@ -245,7 +308,7 @@ function sessionHeaders(req: http.IncomingMessage): Record<string, string> {
 
 export async function serveHttp(factory: SessionFactory, options: HttpOptions): Promise<RunningHttp> {
   // Loaded here, not at the top: a stdio server should not pay their start-up cost.
-  const [{ toNodeHandler }, { createMcpHandler, isLegacyRequest, InMemoryServerEventBus, WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+  const [{ toNodeHandler }, { createMcpHandler, isLegacyRequest, InMemoryServerEventBus, WebStandardStreamableHTTPServerTransport, SUBSCRIPTION_ID_META_KEY }] = await Promise.all([
     import('@modelcontextprotocol/node'),
     import('@modelcontextprotocol/server'),
   ]);
@@ -282,12 +345,24 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
   const serveModern = toNodeHandler(
     {
       fetch: async (request: Request, opts?: McpHandlerRequestOptions & { parsedBody?: unknown }) => {
+        const tasks = typeof opts?.parsedBody === 'object' && opts.parsedBody !== null ? taskListens.get(opts.parsedBody) : undefined;
+        if (tasks) {
+          const response = await modern.fetch(request, opts);
+          return withTaskNotifications(response, tasks, SUBSCRIPTION_ID_META_KEY, (end) => {
+            taskStreams.add(end);
+            return () => taskStreams.delete(end);
+          });
+        }
         const response = await modern.fetch(request, opts);
         if (response.status !== 499 || !shuttingDown) return response;
         return Response.json(shutdownError(requestIdOf(opts?.parsedBody)), { status: 503, headers: { 'Retry-After': '1' } });
       },
     },
     { maxRequestBodySize: maxBody, onerror: (error) => options.log.private('error', `HTTP request failed: ${error.stack ?? error.message}`) });
+  /** Listen requests that follow tasks, by the body handed to the SDK (see followListen). */
+  const taskListens = new WeakMap<object, TaskListen>();
+  /** Open listen streams that carry task notifications: shutdown ends each gracefully. */
+  const taskStreams = new Set<() => void>();
   let listening = 0;
   const maxListens = options.maxListenStreams ?? maxSessions;
   /** 2026-07-28 requests being served, so that shutdown can answer them itself (see close). */
@@ -300,14 +375,34 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
    * it, never connected), alive until the stream closes. The SDK answers the stream itself, from
    * the body returned: every source is armed by then, and the body names only what is followed.
    */
-  const followListen = async (req: http.IncomingMessage, res: http.ServerResponse, body: JSONRPCMessage, auth: AuthInfo | undefined): Promise<JSONRPCMessage> => {
-    const filter = listenFilterOf((body as { params?: unknown }).params);
-    if (!filter || (!filter.resourceSubscriptions?.length && !filter.resourcesListChanged)) return body;
+  const followListen = async (req: http.IncomingMessage, res: http.ServerResponse, body: JSONRPCMessage, auth: AuthInfo | undefined): Promise<JSONRPCMessage | undefined> => {
+    const params = (body as { params?: unknown }).params;
+    const filter = listenFilterOf(params);
+    const taskIds = listenTaskIds(params);
+    const id = (body as { id?: string | number }).id;
+    if (taskIds && id !== undefined && !listenDeclaresTasks(params)) {
+      // In-band, as the SDK answers a missing client capability: HTTP 400 with the JSON-RPC error.
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(missingTasksOnListen(id)));
+      return undefined;
+    }
+    const resources = filter !== undefined && (Boolean(filter.resourceSubscriptions?.length) || filter.resourcesListChanged === true);
+    if (!resources && !(taskIds && id !== undefined)) return body;
     const server = await factory({ id: `listen-${randomUUID()}`, transport: 'http', headers: sessionHeaders(req), ...(auth ? { auth } : {}) });
     res.once('close', () => void server.close());
-    server.followInto((event) => bridge.publish(event));
-    if (!filter.resourceSubscriptions?.length) return body;
-    return narrowListen(body, await server.listen(filter.resourceSubscriptions));
+    let served = body;
+    if (resources) {
+      server.followInto((event) => bridge.publish(event));
+      if (filter.resourceSubscriptions?.length) served = narrowListen(body, await server.listen(filter.resourceSubscriptions));
+    }
+    if (taskIds && id !== undefined) {
+      const listen: TaskListen = { id, taskIds: [], follower: server.followTasks((p) => listen.notify?.(p)) };
+      res.once('close', () => listen.follower.close());
+      listen.taskIds = await listen.follower.follow(taskIds);
+      // A body of its own: the SDK's handler is handed it, and the stream is found by it.
+      served = { ...served };
+      taskListens.set(served, listen);
+    }
+    return served;
   };
 
   const hostAllowed = (hostHeader: string | undefined): boolean => {
@@ -610,6 +705,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
         }
         if (shuttingDown) return reject(res, 503, 'The server is shutting down; retry in a moment (another replica may answer).', requestIdOf(body));
         const served = isListen ? await followListen(req, res, body as JSONRPCMessage, auth) : body;
+        if (served === undefined) return;
         modernInFlight.add(res);
         res.once('close', () => modernInFlight.delete(res));
         return serveModern(req, res, served);
@@ -713,6 +809,7 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
       stopListening?.();
       stopReregistering?.();
       shuttingDown = true;
+      for (const end of [...taskStreams]) end();
       await modern.close();
       // The calls modern.close() cut are being answered (a JSON-RPC error each): let the answers go out.
       await Promise.race([

@@ -166,9 +166,12 @@ export class StdioTransport implements Transport {
    * the SDK acknowledges it, and narrows the stream to what it really follows. Messages reach the
    * SDK in the order they came, so those after a held one wait for it.
    */
-  intercept?: (message: JSONRPCMessage) => JSONRPCMessage | Promise<JSONRPCMessage>;
-  /** Sees every message sent (the serving layer learns of the SDK's refusals through it). */
-  observeSent?: (message: JSONRPCMessage) => void;
+  intercept?: (message: JSONRPCMessage) => JSONRPCMessage | undefined | Promise<JSONRPCMessage | undefined>;
+  /**
+   * Sees every message sent (the serving layer learns of the SDK's refusals through it), and may
+   * send another in its place (a listen stream's acknowledgement that names its task ids).
+   */
+  observeSent?: (message: JSONRPCMessage) => JSONRPCMessage | void;
 
   readonly maxMessageBytes: number;
   private readonly stdin: Readable;
@@ -206,8 +209,8 @@ export class StdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The stdio transport is closed.'));
-    this.observeSent?.(message);
-    const line = `${JSON.stringify(message)}\n`;
+    const sent = this.observeSent?.(message) ?? message;
+    const line = `${JSON.stringify(sent)}\n`;
     return new Promise((resolve) => {
       if (this.blocked) {
         this.queue.push({ line, done: resolve });
@@ -307,7 +310,7 @@ export class StdioTransport implements Transport {
 
   /** Hands a message to the SDK through `intercept`, in arrival order. */
   private deliver(message: JSONRPCMessage): void {
-    let next: JSONRPCMessage | Promise<JSONRPCMessage>;
+    let next: JSONRPCMessage | undefined | Promise<JSONRPCMessage | undefined>;
     try {
       next = this.intercept ? this.intercept(message) : message;
     } catch (error) {
@@ -315,7 +318,8 @@ export class StdioTransport implements Transport {
       next = message;
     }
     if (!this.held && !(next instanceof Promise)) {
-      this.onmessage?.(next);
+      // undefined: the serving layer answered the message itself.
+      if (next) this.onmessage?.(next);
       return;
     }
     const prior = this.held ?? Promise.resolve();
@@ -327,7 +331,7 @@ export class StdioTransport implements Transport {
         return message;
       })
       .then((ready) => {
-        if (!this.closed) this.onmessage?.(ready);
+        if (!this.closed && ready) this.onmessage?.(ready);
       });
     this.held = held;
     void held.finally(() => {
