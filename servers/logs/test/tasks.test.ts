@@ -8,7 +8,7 @@ import { callTool, connectTaskClient, getTask, redisPrefix, untilTask } from '@s
 import { BIN } from './helpers.js';
 
 const REDIS = 'redis://127.0.0.1:6379';
-const BUDGET_MS = 150;
+const BUDGET_MS = 100;
 
 /** Lines of a log big enough that a full search of it outlasts the budget several times over. */
 function bigLog(lines: number): string {
@@ -42,12 +42,22 @@ describe('search_logs as a task (2026-07-28, tasks extension), two replicas on R
     // Warm: the first call of a process loads what searching needs.
     await callTool(onA, 'tail_log', { path: path.join(dir, 'huge.log'), lines: 1 });
 
-    const search = { pattern: 'NEEDLE-AT-THE-END', literal: true, caseSensitive: false, timeBudgetSeconds: 60 };
-    const started = performance.now();
-    const outcome = await callTool(onA, 'search_logs', search);
-    const elapsed = performance.now() - started;
-    expect(outcome.task, JSON.stringify(outcome.result)).toBeDefined();
-    expect(elapsed).toBeLessThan(BUDGET_MS + 200);
+    // A pattern without a literal to look for first, so the search reads every line with the regular
+    // expression: about 0.3 s on a quiet machine (a literal needle took 0.08 s: no task at all), CPU-bound
+    // rather than cache-bound, so a second try is as long as the first.
+    const search = { pattern: '^[A-Z-]{17}$', timeBudgetSeconds: 60 };
+    // Up to three tries: a loaded machine (CI runs three packages' tests at once on two cores) can hold one
+    // round trip past the 200 ms; a server that does not answer at the budget misses every try.
+    const elapsed: number[] = [];
+    let outcome: Awaited<ReturnType<typeof callTool>> | undefined;
+    for (let attempt = 0; attempt < 3 && (elapsed.length === 0 || elapsed.at(-1)! >= BUDGET_MS + 200); attempt++) {
+      const started = performance.now();
+      outcome = await callTool(onA, 'search_logs', search);
+      elapsed.push(performance.now() - started);
+      expect(outcome.task, JSON.stringify(outcome.result)).toBeDefined();
+    }
+    expect(Math.min(...elapsed), `handles after ${elapsed.map((e) => e.toFixed(0)).join(', ')} ms`).toBeLessThan(BUDGET_MS + 200);
+    outcome = outcome!;
     const done = await untilTask(onB, outcome.task!.taskId, { timeoutMs: 60_000 });
     expect(done.status).toBe('completed');
     expect(done.result?.isError).toBeFalsy();
