@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, watch } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -36,16 +36,19 @@ async function killableWriter(dir: string, file: string, bytes: number, env: Rec
   send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
   await waitUntil(() => out.includes('"id":0'), { what: 'initialize' });
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  // The write's own temporary file, not the write lock's (its owner is staged under a temporary name too,
+  // for a moment): the one that grows past what a lock's owner text could be.
   let temp: string | undefined;
-  const watcher = watch(dir, (_event, name) => {
-    if (!temp && typeof name === 'string' && /^\.suite-.*\.tmp$/.test(name)) temp = path.join(dir, name);
-  });
-  try {
-    send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write_file', arguments: { path: file, content: 'z'.repeat(bytes) } } });
-    await waitUntil(() => temp !== undefined, { what: 'the temporary file of the write', timeoutMs: 10_000, intervalMs: 1 });
-  } finally {
-    watcher.close();
-  }
+  const growing = (): string | undefined => {
+    for (const name of readdirSync(dir)) {
+      if (!/^\.suite-.*\.tmp$/.test(name)) continue;
+      const size = statSync(path.join(dir, name), { throwIfNoEntry: false })?.size ?? 0;
+      if (size > 64 * 1024) return path.join(dir, name);
+    }
+    return undefined;
+  };
+  send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write_file', arguments: { path: file, content: 'z'.repeat(bytes) } } });
+  await waitUntil(() => (temp = growing()) !== undefined, { what: 'the temporary file of the write', timeoutMs: 10_000, intervalMs: 1 });
   return { child, temp: temp!, exited };
 }
 

@@ -10,6 +10,7 @@ import type { TaskStore } from '../tasks/store.js';
 import { Logger, guardStdout, isLogLevel, LOG_LEVELS } from '../core/logging.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING } from '../transports/stdio.js';
 import { terminateAllProcesses } from '../process/process.js';
+import { tempCreatesSettled } from '../files/temp-files.js';
 import type { ToolSelection, ToolsetInfo } from '../server/toolsets.js';
 import { serveHttp, serveStdio, type Authenticator, type HttpRoute, type RunningTransport, type SessionFactory } from '../transports/serve.js';
 import { MemorySecretStore, SecretSealer, type SecretStore } from '../auth/secret-store.js';
@@ -348,6 +349,8 @@ export async function runServer<F extends Record<string, FlagSpec>>(spec: Server
     // Children the server's own close did not stop (a git call in flight) go now, and are reaped
     // before we exit rather than left to init.
     await terminateAllProcesses(300);
+    // A temporary file whose create is still on the thread pool would land after the exit hook's removals.
+    await tempCreatesSettled(200);
     process.exit(0);
   }
   // Installed before prepare: a signal while the domain starts (children spawned, a connection

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileChangedError, currentVersion, sameVersion, type FileVersion } from './file-version.js';
-import { newTempEntry } from './temp-files.js';
+import { newTempEntry, trackTempCreate } from './temp-files.js';
 import { ToolError } from '../core/errors.js';
 import { withWriteLock } from './write-locks.js';
 
@@ -172,7 +172,7 @@ export class PathGuard {
     const { path: tmp, untrack } = await newTempEntry(dir);
     let handle: fs.FileHandle;
     try {
-      handle = await this.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666, userPath);
+      handle = await trackTempCreate(() => this.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666, userPath));
     } catch (error) {
       untrack();
       throw error;

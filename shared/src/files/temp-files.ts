@@ -115,6 +115,39 @@ const live = new Set<string>();
 // Locks this process may hold: removed at exit only if they name this process as their owner.
 const locks = new Set<string>();
 let exitHookInstalled = false;
+/**
+ * Creates of temporary entries handed to the thread pool and not finished yet. The exit hook runs on the
+ * main thread while such a create may still be under way on another: one that lands after the hook's
+ * removals leaves a file behind (seen in CI: a SIGTERM mid-write left a .tmp file). The shutdown waits
+ * for them (`tempCreatesSettled`), and none starts once it has.
+ */
+const creating = new Set<Promise<void>>();
+let creatingClosed = false;
+
+/** Runs the create of a temporary entry (its open with O_CREAT) so that the shutdown can wait for it. */
+export function trackTempCreate<T>(create: () => Promise<T>): Promise<T> {
+  if (creatingClosed) return Promise.reject(new Error('The server is shutting down; nothing was written.'));
+  const running = create();
+  const settled = running.then(
+    () => undefined,
+    () => undefined,
+  );
+  creating.add(settled);
+  void settled.then(() => creating.delete(settled));
+  return running;
+}
+
+/**
+ * Stops new creates of temporary entries and waits (at most `timeoutMs`) for those under way, so
+ * that the exit hook finds every one of them: call last before process.exit.
+ */
+export async function tempCreatesSettled(timeoutMs: number): Promise<void> {
+  creatingClosed = true;
+  if (creating.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all([...creating]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}
 
 function installExitHook(): void {
   if (exitHookInstalled) return;

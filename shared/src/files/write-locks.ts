@@ -15,7 +15,7 @@ import { constants, type promises as fs } from 'node:fs';
 import { link, lstat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { CancelledError } from '../core/progress.js';
-import { LOCK_HEARTBEAT_MS, lockName, lockOwnerText, lockStale, newTempEntry, trackOwnedLock } from './temp-files.js';
+import { LOCK_HEARTBEAT_MS, lockName, lockOwnerText, lockStale, newTempEntry, trackOwnedLock, trackTempCreate } from './temp-files.js';
 import { ToolError } from '../core/errors.js';
 
 /** How long a writer waits for a file another writer holds before giving up with a conflict. */
@@ -110,7 +110,7 @@ async function createWhole(dir: string, lock: string, options: WriteLockOptions)
   const { path: staging, untrack: untrackStaging } = await newTempEntry(dir);
   let untrack: () => void = () => undefined;
   try {
-    const handle = await options.open(staging, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const handle = await trackTempCreate(() => options.open(staging, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
     try {
       await handle.writeFile(lockOwnerText());
     } finally {
@@ -119,7 +119,7 @@ async function createWhole(dir: string, lock: string, options: WriteLockOptions)
     // Tracked before it exists: an exit (SIGTERM, stdin closed) from here on removes it if it is ours.
     untrack = trackOwnedLock(lock);
     try {
-      await link(staging, lock);
+      await trackTempCreate(() => link(staging, lock));
     } catch (error) {
       untrack();
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
