@@ -31,10 +31,21 @@ describe('query as a task (2026-07-28, tasks extension), two replicas on Redis',
     const sleeping = async (): Promise<number> =>
       withClient(ADMIN_URL, async (c) => Number((await c.query("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1 AND query LIKE '%pg_sleep(60)%' AND state = 'active'", [db.role])).rows[0].n));
 
-    const started = performance.now();
-    const { task } = await callTool(onA, 'query', { sql: 'SELECT pg_sleep(60) AS slept' });
-    expect(task).toBeDefined();
-    expect(performance.now() - started).toBeLessThan(BUDGET_MS + 200);
+    // Up to three tries: a loaded machine (CI runs three packages' tests at once on two cores) can hold one
+    // round trip past the 200 ms (511 ms seen); a server that does not answer at the budget misses every try.
+    // A slow try's query is cancelled (and gone from the database) before the next.
+    const elapsed: number[] = [];
+    let task: Awaited<ReturnType<typeof callTool>>['task'];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const started = performance.now();
+      ({ task } = await callTool(onA, 'query', { sql: 'SELECT pg_sleep(60) AS slept' }));
+      elapsed.push(performance.now() - started);
+      expect(task).toBeDefined();
+      if (elapsed.at(-1)! < BUDGET_MS + 200 || attempt === 2) break;
+      await cancelTask(onA, task!.taskId);
+      while ((await sleeping()) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(Math.min(...elapsed), `handles after ${elapsed.map((e) => e.toFixed(0)).join(', ')} ms`).toBeLessThan(BUDGET_MS + 200);
     expect(await sleeping()).toBe(1);
     expect((await getTask(onB, task!.taskId)).status).toBe('working');
 

@@ -801,8 +801,10 @@ export async function serveHttp(factory: SessionFactory, options: HttpOptions): 
     sessionCount: () => sessions.size,
     drain() {
       if (draining) return;
+      // Idle kept-alive connections are not closed here: a balancer or client may be sending on one at
+      // this very moment, and would see the connection drop (a drain test saw one "fetch failed"). Each
+      // answer from now on closes its connection (shouldKeepAlive above); the close ends the rest.
       draining = true;
-      httpServer.closeIdleConnections();
     },
     async close() {
       clearInterval(sweeper);
